@@ -1,0 +1,84 @@
+//! Anomaly mode: name the first op that produces a NaN or an infinity.
+//!
+//! A NaN in a loss is easy to see and hard to trace. With anomaly mode on, every op checks
+//! its forward output, and `backward` checks every gradient it computes; the first
+//! non-finite value stops the program with the op's name and its input shapes, like
+//! PyTorch's `torch.autograd.detect_anomaly`. The check reads every value, so it is off by
+//! default.
+//!
+//! ```should_panic
+//! use engine::{anomaly, Tensor};
+//! anomaly::detect_anomaly(|| {
+//!     Tensor::from_vec(vec![1.0, 0.0], &[2]).log(); // panics: log produced -inf
+//! });
+//! ```
+
+use std::cell::Cell;
+
+use crate::op::Op;
+use crate::tensor::Tensor;
+
+thread_local! {
+    static ENABLED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Switches anomaly mode on or off for this thread.
+pub fn set_detect_anomaly(enabled: bool) {
+    ENABLED.with(|e| e.set(enabled));
+}
+
+/// Whether anomaly mode is on for this thread.
+pub fn is_enabled() -> bool {
+    ENABLED.with(Cell::get)
+}
+
+/// Runs `f` with anomaly mode on, restoring the previous mode afterwards (even on panic).
+pub fn detect_anomaly<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ENABLED.with(|e| e.set(self.0));
+        }
+    }
+    let _restore = Restore(ENABLED.with(|e| e.replace(true)));
+    f()
+}
+
+fn first_bad(values: &[f32]) -> Option<(usize, f32)> {
+    values
+        .iter()
+        .copied()
+        .enumerate()
+        .find(|(_, v)| !v.is_finite())
+}
+
+fn shapes(inputs: &[&Tensor]) -> String {
+    let list: Vec<String> = inputs.iter().map(|t| format!("{:?}", t.shape())).collect();
+    list.join(", ")
+}
+
+pub(crate) fn check_forward(op: &Op, output: &[f32]) {
+    if !is_enabled() {
+        return;
+    }
+    if let Some((i, v)) = first_bad(output) {
+        panic!(
+            "anomaly: the forward pass of `{}` produced {v} at element {i} of its output\n  input shapes: {}",
+            op.name(),
+            shapes(&op.inputs())
+        );
+    }
+}
+
+pub(crate) fn check_backward(op: &Op, input_index: usize, grad: &Tensor) {
+    if !is_enabled() {
+        return;
+    }
+    if let Some((i, v)) = first_bad(&grad.to_vec()) {
+        panic!(
+            "anomaly: the backward pass of `{}` produced {v} at element {i} of the gradient for its input {input_index}\n  input shapes: {}",
+            op.name(),
+            shapes(&op.inputs())
+        );
+    }
+}

@@ -1,0 +1,261 @@
+//! Reverse-mode differentiation: `backward()` and the derivative of every op.
+//!
+//! `backward` visits the graph in reverse creation order (a tensor's inputs are always
+//! older than the tensor, so this is a topological order and no recursion is needed),
+//! hands each op the gradient of its output, and collects the gradients of its inputs.
+//! Leaves that asked for a gradient accumulate it in `grad()`.
+//!
+//! Derivatives are written with tensor ops, under [`no_grad`](crate::no_grad), so any backend
+//! that implements the forward ops gets autograd too.
+//!
+//! Calling `backward` twice on the same graph is allowed and well defined: the graph is kept,
+//! intermediate gradients start from zero on every call, and each call *adds* its gradient
+//! to the leaves (PyTorch's behaviour with `retain_graph=True`). Call `zero_grad` between
+//! steps, as an optimizer loop does.
+
+use std::collections::HashMap;
+
+use crate::anomaly;
+use crate::check;
+use crate::grad_mode::no_grad;
+use crate::op::{GeluApprox, Op};
+use crate::ops::elementwise_fn::UnaryFn;
+use crate::tensor::Tensor;
+
+impl Tensor {
+    /// Computes the gradient of this scalar with respect to every leaf that requires one,
+    /// adding it to the leaf's [`grad`](Tensor::grad). Starts from an upstream gradient of 1.
+    #[track_caller]
+    pub fn backward(&self) {
+        check::ensure(self.numel() == 1, "backward", || {
+            format!(
+                "called on a tensor of shape {:?}; backward() needs a single value (a loss). hint: reduce with .sum() or .mean(), or pass an upstream gradient with backward_with",
+                self.shape()
+            )
+        });
+        self.backward_with(&Tensor::ones(self.shape()));
+    }
+
+    /// Like [`backward`](Tensor::backward), starting from the given upstream gradient (the
+    /// gradient of some scalar with respect to `self`), which must have `self`'s shape.
+    #[track_caller]
+    pub fn backward_with(&self, upstream: &Tensor) {
+        check::ensure(upstream.shape() == self.shape(), "backward_with", || {
+            format!(
+                "the upstream gradient has shape {:?} but the tensor has {:?}",
+                upstream.shape(),
+                self.shape()
+            )
+        });
+        check::ensure(self.requires_grad(), "backward", || {
+            "this tensor does not require a gradient: no input was marked with requires_grad_(), or it was computed under no_grad".into()
+        });
+        no_grad(|| run_backward(self, upstream.detach()));
+    }
+}
+
+/// Every tensor that requires a gradient and is reachable from `root`, newest first.
+fn reverse_topological(root: &Tensor) -> Vec<Tensor> {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![root.clone()];
+    let mut found = Vec::new();
+    while let Some(t) = stack.pop() {
+        if !seen.insert(t.0.id) {
+            continue;
+        }
+        if let Some(op) = &t.0.op {
+            stack.extend(
+                op.inputs()
+                    .into_iter()
+                    .filter(|i| i.requires_grad())
+                    .cloned(),
+            );
+        }
+        found.push(t);
+    }
+    found.sort_unstable_by_key(|t| std::cmp::Reverse(t.0.id));
+    found
+}
+
+fn run_backward(root: &Tensor, upstream: Tensor) {
+    let mut grads: HashMap<u64, Tensor> = HashMap::new();
+    grads.insert(root.0.id, upstream);
+    for node in reverse_topological(root) {
+        let Some(grad) = grads.remove(&node.0.id) else {
+            continue;
+        };
+        let Some(op) = &node.0.op else {
+            let mut slot = node.0.grad.lock().expect("grad lock poisoned");
+            *slot = Some(match slot.take() {
+                Some(old) => &old + &grad,
+                None => grad,
+            });
+            continue;
+        };
+        let inputs = op.inputs();
+        for (i, input_grad) in input_grads(op, &node, &grad).into_iter().enumerate() {
+            let Some(g) = input_grad else { continue };
+            anomaly::check_backward(op, i, &g);
+            let input = inputs[i];
+            debug_assert_eq!(g.shape(), input.shape(), "gradient shape of {}", op.name());
+            let total = match grads.remove(&input.0.id) {
+                Some(old) => &old + &g,
+                None => g,
+            };
+            grads.insert(input.0.id, total);
+        }
+    }
+}
+
+/// Sums `g` over the dimensions that broadcasting added or repeated, giving `shape`.
+fn sum_to(g: &Tensor, shape: &[usize]) -> Tensor {
+    if g.shape() == shape {
+        return g.clone();
+    }
+    let pad = g.rank() - shape.len();
+    let dims: Vec<usize> = (0..g.rank())
+        .filter(|&d| d < pad || (shape[d - pad] == 1 && g.shape()[d] != 1))
+        .collect();
+    g.sum_dims(&dims, true).reshape(shape)
+}
+
+/// `g` with the reduced dimensions put back as size 1, then broadcast to `shape`.
+fn unreduce(g: &Tensor, shape: &[usize], dims: &[usize], keepdim: bool) -> Tensor {
+    let mut kept = shape.to_vec();
+    for &d in dims {
+        kept[d] = 1;
+    }
+    let g = if keepdim { g.clone() } else { g.reshape(&kept) };
+    g.broadcast_to(shape)
+}
+
+/// The gradient for each input of `op` (`None` where the input needs none), given the
+/// op's output `out` and the gradient `g` of the loss with respect to `out`.
+///
+/// One arm per op and no catch-all: a new `Op` variant does not compile until its
+/// derivative is written here.
+fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
+    let wants = |t: &Tensor| t.requires_grad();
+    let one = |x: &Tensor, f: &dyn Fn() -> Tensor| vec![wants(x).then(f)];
+    match op {
+        // d(a+b) = da + db; broadcasting in the forward means summing in the backward.
+        Op::Add(a, b) => vec![
+            wants(a).then(|| sum_to(g, a.shape())),
+            wants(b).then(|| sum_to(g, b.shape())),
+        ],
+        Op::Sub(a, b) => vec![
+            wants(a).then(|| sum_to(g, a.shape())),
+            wants(b).then(|| sum_to(&-g, b.shape())),
+        ],
+        // d(ab) = b da + a db
+        Op::Mul(a, b) => vec![
+            wants(a).then(|| sum_to(&(g * b), a.shape())),
+            wants(b).then(|| sum_to(&(g * a), b.shape())),
+        ],
+        // d(a/b) = da / b − (a / b²) db = da / b − (out / b) db
+        Op::Div(a, b) => vec![
+            wants(a).then(|| sum_to(&(g / b), a.shape())),
+            wants(b).then(|| sum_to(&-(g * out / b), b.shape())),
+        ],
+        Op::Neg(x) => one(x, &|| -g),
+        // d eˣ = eˣ dx
+        Op::Exp(x) => one(x, &|| g * out),
+        // d ln x = dx / x
+        Op::Log(x) => one(x, &|| g / x),
+        // d tanh x = (1 − tanh² x) dx
+        Op::Tanh(x) => one(x, &|| g * (1.0 - out.square())),
+        // d σ(x) = σ(x)(1 − σ(x)) dx
+        Op::Sigmoid(x) => one(x, &|| g * out * (1.0 - out)),
+        // d relu(x) = [x > 0] dx
+        Op::Relu(x) => one(x, &|| g * x.unary(UnaryFn::Step, None)),
+        Op::Gelu(x, approx) => one(x, &|| {
+            let f = match approx {
+                GeluApprox::Erf => UnaryFn::GeluErfGrad,
+                GeluApprox::Tanh => UnaryFn::GeluTanhGrad,
+            };
+            g * x.unary(f, None)
+        }),
+        // d √x = dx / (2 √x)
+        Op::Sqrt(x) => one(x, &|| g * 0.5 / out),
+        // d xᵖ = p xᵖ⁻¹ dx
+        Op::Powf(x, p) => one(x, &|| g * *p * x.powf(p - 1.0)),
+        // Every summed element receives the gradient of its sum.
+        Op::Sum { x, dims, keepdim } => one(x, &|| unreduce(g, x.shape(), dims, *keepdim)),
+        // The gradient goes to the maximal elements, shared equally between ties.
+        Op::Max { x, dim, keepdim } => one(x, &|| {
+            let dims: Vec<usize> = match dim {
+                Some(d) => vec![*d],
+                None => (0..x.rank()).collect(),
+            };
+            let hits = x.eq_mask(&unreduce(out, x.shape(), &dims, *keepdim));
+            let count = hits.sum_dims(&dims, true);
+            unreduce(g, x.shape(), &dims, *keepdim) * hits / count
+        }),
+        // With s = softmax(x): dx = s ⊙ (g − Σ g ⊙ s)
+        Op::Softmax(x, d) => one(x, &|| out * (g - (g * out).sum_dim(*d, true))),
+        // With l = log_softmax(x): dx = g − softmax(x) Σ g = g − eˡ Σ g
+        Op::LogSoftmax(x, d) => one(x, &|| g - out.exp() * g.sum_dim(*d, true)),
+        // C = AB: dA = dC Bᵀ, dB = Aᵀ dC (summed over broadcast batch dimensions)
+        Op::Matmul(a, b) => vec![
+            wants(a).then(|| sum_to(&g.matmul(&b.transpose(-1, -2)), a.shape())),
+            wants(b).then(|| sum_to(&a.transpose(-1, -2).matmul(g), b.shape())),
+        ],
+        Op::Reshape(x) => one(x, &|| g.reshape(x.shape())),
+        // Undo the permutation: output dim d came from input dim perm[d].
+        Op::Permute(x, perm) => one(x, &|| {
+            let mut inverse = vec![0; perm.len()];
+            for (d, &p) in perm.iter().enumerate() {
+                inverse[p] = d;
+            }
+            g.permute(inverse)
+        }),
+        Op::Expand(x) => one(x, &|| sum_to(g, x.shape())),
+        // Each input gets its own stretch of the output's gradient.
+        Op::Concat(xs, d) => {
+            let mut start = 0;
+            xs.iter()
+                .map(|x| {
+                    let len = x.shape()[*d];
+                    let piece = wants(x).then(|| g.narrow(*d, start, len));
+                    start += len;
+                    piece
+                })
+                .collect()
+        }
+        // The gradient of the kept stretch, padded with zeros where nothing was taken.
+        Op::Narrow { x, dim, start } => one(x, &|| {
+            let mut before = x.shape().to_vec();
+            before[*dim] = *start;
+            let mut after = x.shape().to_vec();
+            after[*dim] = x.shape()[*dim] - start - g.shape()[*dim];
+            Tensor::concat(
+                &[Tensor::zeros(&before), g.clone(), Tensor::zeros(&after)],
+                *dim,
+            )
+        }),
+        // Scatter-add: a row selected k times receives k gradients.
+        Op::IndexSelect { x, dim, index } => {
+            one(x, &|| g.index_add_rows(*dim, index, x.shape()[*dim]))
+        }
+        Op::Where { cond, a, b } => {
+            let zero = Tensor::scalar(0.0);
+            vec![
+                None,
+                wants(a).then(|| sum_to(&cond.where_cond(g, &zero), a.shape())),
+                wants(b).then(|| sum_to(&cond.where_cond(&zero, g), b.shape())),
+            ]
+        }
+    }
+}
+
+impl Tensor {
+    /// The adjoint of `index_select` (used only by its derivative): a tensor whose dimension
+    /// `dim` has size `size`, where entry `index[j]` accumulates entry `j` of `self`.
+    fn index_add_rows(&self, dim: usize, index: &[usize], size: usize) -> Tensor {
+        let mut shape = self.shape().to_vec();
+        shape[dim] = size;
+        let parts = crate::shape::split_at_dim(&shape, dim);
+        let data = crate::cpu::layout::index_add(self.buffer().as_slice(), parts, index);
+        Tensor::from_parts(data, shape)
+    }
+}

@@ -1,0 +1,33 @@
+//! Gradient mode: whether ops record the graph that `backward` walks.
+
+use std::cell::Cell;
+
+thread_local! {
+    static ENABLED: Cell<bool> = const { Cell::new(true) };
+}
+
+/// Whether ops on this thread currently record the graph.
+pub fn is_enabled() -> bool {
+    ENABLED.with(Cell::get)
+}
+
+/// Runs `f` with graph recording switched off on this thread, like `with torch.no_grad():`.
+/// Tensors made inside carry no op, so they cost no graph memory. The previous mode is
+/// restored afterwards, even if `f` panics.
+///
+/// ```
+/// use engine::{no_grad, Tensor};
+/// let w = Tensor::ones(&[2]).requires_grad_();
+/// let y = no_grad(|| &w * 3.0);
+/// assert!(!y.requires_grad());
+/// ```
+pub fn no_grad<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ENABLED.with(|e| e.set(self.0));
+        }
+    }
+    let _restore = Restore(ENABLED.with(|e| e.replace(false)));
+    f()
+}

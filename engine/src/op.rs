@@ -1,0 +1,130 @@
+//! The ops that autograd knows: one variant per differentiable operation, holding its inputs
+//! and whatever the derivative needs.
+//!
+//! The derivative of every variant is in `backprop.rs`, in one `match` with no catch-all
+//! arm: adding a variant here without writing its derivative there does not compile.
+
+use crate::tensor::Tensor;
+
+/// Which formula [`Tensor::gelu`] uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GeluApprox {
+    /// The exact form, `x · Φ(x)` with the normal CDF written with `erf`.
+    Erf,
+    /// The tanh approximation, `0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))`.
+    Tanh,
+}
+
+/// A recorded operation: the edge from a tensor back to the tensors it was computed from.
+pub(crate) enum Op {
+    Add(Tensor, Tensor),
+    Sub(Tensor, Tensor),
+    Mul(Tensor, Tensor),
+    Div(Tensor, Tensor),
+    Neg(Tensor),
+    Exp(Tensor),
+    Log(Tensor),
+    Tanh(Tensor),
+    Sigmoid(Tensor),
+    Relu(Tensor),
+    Gelu(Tensor, GeluApprox),
+    Sqrt(Tensor),
+    Powf(Tensor, f32),
+    /// Sum over `dims` (sorted, distinct); `keepdim` as requested by the caller.
+    Sum {
+        x: Tensor,
+        dims: Vec<usize>,
+        keepdim: bool,
+    },
+    /// Maximum over one dimension, or over everything when `dim` is `None`.
+    Max {
+        x: Tensor,
+        dim: Option<usize>,
+        keepdim: bool,
+    },
+    Softmax(Tensor, usize),
+    LogSoftmax(Tensor, usize),
+    Matmul(Tensor, Tensor),
+    Reshape(Tensor),
+    Permute(Tensor, Vec<usize>),
+    Expand(Tensor),
+    Concat(Vec<Tensor>, usize),
+    Narrow {
+        x: Tensor,
+        dim: usize,
+        start: usize,
+    },
+    IndexSelect {
+        x: Tensor,
+        dim: usize,
+        index: Vec<usize>,
+    },
+    /// `cond ? a : b`, elementwise with broadcasting; `cond` is a constant 0/1 tensor.
+    Where {
+        cond: Tensor,
+        a: Tensor,
+        b: Tensor,
+    },
+}
+
+impl Op {
+    /// The op's name as the public API spells it, for messages.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Op::Add(..) => "add",
+            Op::Sub(..) => "sub",
+            Op::Mul(..) => "mul",
+            Op::Div(..) => "div",
+            Op::Neg(_) => "neg",
+            Op::Exp(_) => "exp",
+            Op::Log(_) => "log",
+            Op::Tanh(_) => "tanh",
+            Op::Sigmoid(_) => "sigmoid",
+            Op::Relu(_) => "relu",
+            Op::Gelu(..) => "gelu",
+            Op::Sqrt(_) => "sqrt",
+            Op::Powf(..) => "powf",
+            Op::Sum { .. } => "sum",
+            Op::Max { .. } => "max",
+            Op::Softmax(..) => "softmax",
+            Op::LogSoftmax(..) => "log_softmax",
+            Op::Matmul(..) => "matmul",
+            Op::Reshape(_) => "reshape",
+            Op::Permute(..) => "permute",
+            Op::Expand(_) => "expand",
+            Op::Concat(..) => "concat",
+            Op::Narrow { .. } => "narrow",
+            Op::IndexSelect { .. } => "index_select",
+            Op::Where { .. } => "where",
+        }
+    }
+
+    /// The tensors this op read, in argument order.
+    pub(crate) fn inputs(&self) -> Vec<&Tensor> {
+        match self {
+            Op::Add(a, b) | Op::Sub(a, b) | Op::Mul(a, b) | Op::Div(a, b) | Op::Matmul(a, b) => {
+                vec![a, b]
+            }
+            Op::Neg(x)
+            | Op::Exp(x)
+            | Op::Log(x)
+            | Op::Tanh(x)
+            | Op::Sigmoid(x)
+            | Op::Relu(x)
+            | Op::Gelu(x, _)
+            | Op::Sqrt(x)
+            | Op::Powf(x, _)
+            | Op::Sum { x, .. }
+            | Op::Max { x, .. }
+            | Op::Softmax(x, _)
+            | Op::LogSoftmax(x, _)
+            | Op::Reshape(x)
+            | Op::Permute(x, _)
+            | Op::Expand(x)
+            | Op::Narrow { x, .. }
+            | Op::IndexSelect { x, .. } => vec![x],
+            Op::Concat(xs, _) => xs.iter().collect(),
+            Op::Where { cond, a, b } => vec![cond, a, b],
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! The scalar functions behind elementwise ops, named so any backend can implement them.
+//!
+//! The tensor layer picks a function by name ([`UnaryFn`], [`BinaryFn`]) and the backend
+//! applies it to every element; the CPU backend calls `apply`, a GPU backend would compile
+//! the same formula into a shader.
+
+/// A function of one element.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum UnaryFn {
+    Neg,
+    Exp,
+    Log,
+    Tanh,
+    Sigmoid,
+    Relu,
+    GeluErf,
+    GeluTanh,
+    Sqrt,
+    Powf(f32),
+    /// 1 where x > 0, else 0: the derivative of `relu`.
+    Step,
+    /// d/dx of `GeluErf`.
+    GeluErfGrad,
+    /// d/dx of `GeluTanh`.
+    GeluTanhGrad,
+}
+
+const SQRT_2_OVER_PI: f32 = 0.797_884_6;
+const GELU_CUBIC: f32 = 0.044_715;
+
+fn normal_cdf(x: f32) -> f32 {
+    0.5 * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+fn normal_pdf(x: f32) -> f32 {
+    (-0.5 * x * x).exp()
+        * (0.5 * std::f32::consts::FRAC_2_SQRT_PI * std::f32::consts::FRAC_1_SQRT_2)
+}
+
+impl UnaryFn {
+    pub(crate) fn apply(self, x: f32) -> f32 {
+        match self {
+            UnaryFn::Neg => -x,
+            UnaryFn::Exp => x.exp(),
+            UnaryFn::Log => x.ln(),
+            UnaryFn::Tanh => x.tanh(),
+            // Written so that neither branch overflows: exp of a large positive never runs.
+            UnaryFn::Sigmoid => {
+                if x >= 0.0 {
+                    1.0 / (1.0 + (-x).exp())
+                } else {
+                    let e = x.exp();
+                    e / (1.0 + e)
+                }
+            }
+            UnaryFn::Relu => x.max(0.0),
+            UnaryFn::GeluErf => x * normal_cdf(x),
+            UnaryFn::GeluTanh => {
+                0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x)).tanh())
+            }
+            UnaryFn::Sqrt => x.sqrt(),
+            UnaryFn::Powf(p) => x.powf(p),
+            UnaryFn::Step => {
+                if x > 0.0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            // d/dx [x Φ(x)] = Φ(x) + x φ(x)
+            UnaryFn::GeluErfGrad => normal_cdf(x) + x * normal_pdf(x),
+            // With u = √(2/π)(x + c x³) and t = tanh u:
+            // d/dx = 0.5 (1 + t) + 0.5 x (1 - t²) √(2/π)(1 + 3 c x²)
+            UnaryFn::GeluTanhGrad => {
+                let t = (SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x)).tanh();
+                0.5 * (1.0 + t)
+                    + 0.5 * x * (1.0 - t * t) * SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_CUBIC * x * x)
+            }
+        }
+    }
+}
+
+/// A function of two elements (after broadcasting).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BinaryFn {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    /// Comparisons give 1.0 for true and 0.0 for false.
+    Gt,
+    Ge,
+    Lt,
+    Le,
+    Eq,
+}
+
+impl BinaryFn {
+    pub(crate) fn apply(self, a: f32, b: f32) -> f32 {
+        let truth = |c: bool| if c { 1.0 } else { 0.0 };
+        match self {
+            BinaryFn::Add => a + b,
+            BinaryFn::Sub => a - b,
+            BinaryFn::Mul => a * b,
+            BinaryFn::Div => a / b,
+            BinaryFn::Gt => truth(a > b),
+            BinaryFn::Ge => truth(a >= b),
+            BinaryFn::Lt => truth(a < b),
+            BinaryFn::Le => truth(a <= b),
+            BinaryFn::Eq => truth(a == b),
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            BinaryFn::Add => "add",
+            BinaryFn::Sub => "sub",
+            BinaryFn::Mul => "mul",
+            BinaryFn::Div => "div",
+            BinaryFn::Gt => "gt",
+            BinaryFn::Ge => "ge",
+            BinaryFn::Lt => "lt",
+            BinaryFn::Le => "le",
+            BinaryFn::Eq => "eq",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gelu_erf_matches_known_values() {
+        // x Φ(x) at x = 1: Φ(1) = 0.8413447
+        assert!((UnaryFn::GeluErf.apply(1.0) - 0.841_344_7).abs() < 1e-6);
+        assert!((UnaryFn::GeluErf.apply(-1.0) + 0.158_655_3).abs() < 1e-6);
+    }
+
+    #[test]
+    fn sigmoid_is_stable_at_extremes() {
+        assert_eq!(UnaryFn::Sigmoid.apply(-200.0), 0.0);
+        assert_eq!(UnaryFn::Sigmoid.apply(200.0), 1.0);
+    }
+}

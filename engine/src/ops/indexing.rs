@@ -1,0 +1,107 @@
+//! Picking and replacing entries: `index_select`, `embedding`, `masked_fill`, `where_cond`.
+//!
+//! The engine has one element type, so indices are `f32` tensors holding whole numbers
+//! (exact up to 2²⁴), and masks are `f32` tensors of 0s and 1s. Both are checked.
+
+use crate::check;
+use crate::cpu::{elementwise, layout};
+use crate::op::Op;
+use crate::shape::{Dim, split_at_dim};
+use crate::tensor::Tensor;
+
+impl Tensor {
+    /// The entries of dimension `dim` listed in `index` (a 1-D tensor of whole numbers), in
+    /// that order, like `torch.index_select`. Indices may repeat; their gradients add up.
+    #[track_caller]
+    pub fn index_select(&self, dim: impl Dim, index: &Tensor) -> Tensor {
+        let d = dim.resolve("index_select", self.rank());
+        check::rank("index_select", "the index", index.shape(), 1);
+        let idx = check::indices(
+            "index_select",
+            &index.to_vec(),
+            self.shape()[d],
+            "dimension size",
+        );
+        let data = layout::index_select(
+            self.buffer().as_slice(),
+            split_at_dim(self.shape(), d),
+            &idx,
+        );
+        let mut shape = self.shape().to_vec();
+        shape[d] = idx.len();
+        Tensor::from_op(
+            data,
+            shape,
+            Op::IndexSelect {
+                x: self.clone(),
+                dim: d,
+                index: idx,
+            },
+        )
+    }
+
+    /// Looks up rows of an embedding table: `ids` of any shape `[...]` holding token ids,
+    /// `weight: [vocab, dim]`, result `[..., dim]`, like `torch.nn.functional.embedding`.
+    /// A token used twice collects the gradient of both uses.
+    #[track_caller]
+    pub fn embedding(ids: &Tensor, weight: &Tensor) -> Tensor {
+        check::rank(
+            "embedding",
+            "the weight (vocabulary × dimension)",
+            weight.shape(),
+            2,
+        );
+        let flat = ids.reshape([-1]);
+        let rows = weight.index_select(0, &flat);
+        let mut shape = ids.shape().to_vec();
+        shape.push(weight.shape()[1]);
+        rows.reshape(shape)
+    }
+
+    /// Elementwise choice: `self` is the condition (non-zero means true), picking from `a`
+    /// where true and `b` where false. All three broadcast together. No gradient flows to
+    /// the condition.
+    #[track_caller]
+    pub fn where_cond(&self, a: &Tensor, b: &Tensor) -> Tensor {
+        let ab = check::broadcast("where_cond (a with b)", a.shape(), b.shape());
+        let out = check::broadcast("where_cond (condition with values)", self.shape(), &ab);
+        let (c, x, y) = (self.buffer(), a.buffer(), b.buffer());
+        let data = elementwise::select(
+            (c.as_slice(), self.shape()),
+            (x.as_slice(), a.shape()),
+            (y.as_slice(), b.shape()),
+            &out,
+        );
+        Tensor::from_op(
+            data,
+            out,
+            Op::Where {
+                cond: self.detach(),
+                a: a.clone(),
+                b: b.clone(),
+            },
+        )
+    }
+
+    /// Replaces the entries where `mask` is non-zero by `value`; `mask` broadcasts to
+    /// `self`'s shape. Masked entries get no gradient.
+    ///
+    /// ```
+    /// use engine::Tensor;
+    /// let scores = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+    /// let mask = Tensor::from_vec(vec![0.0, 0.0, 1.0], &[3]);
+    /// assert_eq!(scores.masked_fill(&mask, -1e6).to_vec(), vec![1.0, 2.0, -1e6]);
+    /// ```
+    #[track_caller]
+    pub fn masked_fill(&self, mask: &Tensor, value: f32) -> Tensor {
+        let out = check::broadcast("masked_fill", self.shape(), mask.shape());
+        check::ensure(out == self.shape(), "masked_fill", || {
+            format!(
+                "the mask {:?} must broadcast to the tensor's shape {:?}, but together they make {out:?}",
+                mask.shape(),
+                self.shape()
+            )
+        });
+        mask.where_cond(&Tensor::scalar(value), self)
+    }
+}

@@ -1,0 +1,63 @@
+//! Cross-entropy over integer class targets.
+
+use crate::check;
+use crate::tensor::Tensor;
+
+/// How a per-example loss is reduced, as PyTorch's `reduction=` argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reduction {
+    /// The mean over examples.
+    Mean,
+    /// The sum over examples.
+    Sum,
+    /// No reduction: one loss per example, shaped like the targets.
+    None,
+}
+
+impl Tensor {
+    /// Cross-entropy between logits `[..., C]` (unnormalised scores) and integer class
+    /// targets `[...]` (whole numbers in `0..C`), computed from `log_softmax`, so it is
+    /// stable for large logits.
+    ///
+    /// For `[N, C]` logits and `[N]` targets this is `torch.nn.functional.cross_entropy`.
+    /// Extra leading dimensions (`[B, T, C]` with `[B, T]`) are allowed directly, where
+    /// PyTorch wants the class dimension second.
+    ///
+    /// ```
+    /// use engine::{Reduction, Tensor};
+    /// let logits = Tensor::zeros(&[2, 4]);
+    /// let targets = Tensor::from_vec(vec![0.0, 3.0], &[2]);
+    /// let loss = logits.cross_entropy(&targets, Reduction::Mean);
+    /// assert!((loss.item() - 4f32.ln()).abs() < 1e-6); // uniform over 4 classes
+    /// ```
+    #[track_caller]
+    pub fn cross_entropy(&self, targets: &Tensor, reduction: Reduction) -> Tensor {
+        let rank = self.rank();
+        check::ensure(
+            rank >= 1 && targets.shape() == &self.shape()[..rank - 1],
+            "cross_entropy",
+            || {
+                format!(
+                    "logits {:?} need targets of shape {:?} (the logits' shape without the class dimension), found {:?}",
+                    self.shape(),
+                    &self.shape()[..rank.saturating_sub(1)],
+                    targets.shape()
+                )
+            },
+        );
+        let classes = self.shape()[rank - 1];
+        let picked = check::indices("cross_entropy", &targets.to_vec(), classes, "class count");
+        // One-hot targets as a constant: the loss is −Σ onehot · log_softmax.
+        let mut onehot = vec![0.0; self.numel()];
+        for (row, &c) in picked.iter().enumerate() {
+            onehot[row * classes + c] = 1.0;
+        }
+        let onehot = Tensor::from_parts(onehot, self.shape().to_vec());
+        let per_example = -(self.log_softmax(-1) * onehot).sum_dim(-1, false);
+        match reduction {
+            Reduction::Mean => per_example.mean(),
+            Reduction::Sum => per_example.sum(),
+            Reduction::None => per_example,
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! Ops that change a tensor's shape: `reshape`, `unsqueeze`, `squeeze`, `permute`,
+//! `transpose`, `broadcast_to`/`expand`.
+
+use crate::check;
+use crate::cpu::{elementwise, layout};
+use crate::op::Op;
+use crate::shape::{Dim, broadcast_shapes, numel};
+use crate::tensor::Tensor;
+
+/// A list of sizes or dimension indices, given as an array, slice or `Vec` of `usize`,
+/// `i32` or `i64`, so both `x.reshape([2, -1])` and `x.reshape(y.shape())` work.
+pub trait ShapeArg {
+    /// The entries as signed integers (`-1` is meaningful to some ops).
+    fn entries(&self) -> Vec<i64>;
+}
+
+macro_rules! impl_shape_arg {
+    ($($t:ty),*) => {$(
+        impl ShapeArg for &[$t] {
+            fn entries(&self) -> Vec<i64> { self.iter().map(|&x| x as i64).collect() }
+        }
+        impl ShapeArg for Vec<$t> {
+            fn entries(&self) -> Vec<i64> { self.iter().map(|&x| x as i64).collect() }
+        }
+        impl ShapeArg for &Vec<$t> {
+            fn entries(&self) -> Vec<i64> { self.iter().map(|&x| x as i64).collect() }
+        }
+        impl<const N: usize> ShapeArg for [$t; N] {
+            fn entries(&self) -> Vec<i64> { self.iter().map(|&x| x as i64).collect() }
+        }
+        impl<const N: usize> ShapeArg for &[$t; N] {
+            fn entries(&self) -> Vec<i64> { self.iter().map(|&x| x as i64).collect() }
+        }
+    )*};
+}
+impl_shape_arg!(usize, i32, i64);
+
+impl Tensor {
+    /// The same values viewed with another shape of the same size. One entry may be `-1`,
+    /// meaning "whatever size makes the count right".
+    ///
+    /// ```
+    /// use engine::Tensor;
+    /// let x = Tensor::arange(12).reshape([3, -1]);
+    /// assert_eq!(x.shape(), &[3, 4]);
+    /// ```
+    #[track_caller]
+    pub fn reshape(&self, shape: impl ShapeArg) -> Tensor {
+        let spec = shape.entries();
+        let known: i64 = spec.iter().filter(|&&s| s >= 0).product();
+        let holes = spec.iter().filter(|&&s| s == -1).count();
+        check::ensure(
+            holes <= 1 && spec.iter().all(|&s| s >= -1),
+            "reshape",
+            || format!("invalid target {spec:?}: sizes must be ≥ 0, with at most one -1"),
+        );
+        let n = self.numel() as i64;
+        let resolved: Vec<usize> = if holes == 1 {
+            check::ensure(known > 0 && n % known == 0, "reshape", || {
+                format!(
+                    "cannot reshape {:?} ({n} elements) into {spec:?}: {n} is not a multiple of {known}",
+                    self.shape()
+                )
+            });
+            spec.iter()
+                .map(|&s| {
+                    if s == -1 {
+                        (n / known) as usize
+                    } else {
+                        s as usize
+                    }
+                })
+                .collect()
+        } else {
+            spec.iter().map(|&s| s as usize).collect()
+        };
+        check::ensure(numel(&resolved) == self.numel(), "reshape", || {
+            format!(
+                "cannot reshape {:?} ({n} elements) into {resolved:?} ({} elements)",
+                self.shape(),
+                numel(&resolved)
+            )
+        });
+        self.share_with_shape(resolved, Op::Reshape(self.clone()))
+    }
+
+    /// Inserts a dimension of size 1 at `dim` (which may be `rank`, or `-1` for the end).
+    #[track_caller]
+    pub fn unsqueeze(&self, dim: impl Dim) -> Tensor {
+        let d = dim.resolve("unsqueeze", self.rank() + 1);
+        let mut shape = self.shape().to_vec();
+        shape.insert(d, 1);
+        self.reshape(shape)
+    }
+
+    /// Removes dimension `dim`, which must have size 1.
+    #[track_caller]
+    pub fn squeeze(&self, dim: impl Dim) -> Tensor {
+        let d = dim.resolve("squeeze", self.rank());
+        check::ensure(self.shape()[d] == 1, "squeeze", || {
+            format!(
+                "dimension {d} of {:?} has size {}, not 1; only a size-1 dimension can be removed",
+                self.shape(),
+                self.shape()[d]
+            )
+        });
+        let mut shape = self.shape().to_vec();
+        shape.remove(d);
+        self.reshape(shape)
+    }
+
+    /// Reorders the dimensions: dimension `d` of the result is dimension `dims[d]` of `self`.
+    ///
+    /// ```
+    /// use engine::Tensor;
+    /// assert_eq!(Tensor::zeros(&[2, 3, 4]).permute([2, 0, 1]).shape(), &[4, 2, 3]);
+    /// ```
+    #[track_caller]
+    pub fn permute(&self, dims: impl ShapeArg) -> Tensor {
+        let rank = self.rank();
+        let spec = dims.entries();
+        check::ensure(spec.len() == rank, "permute", || {
+            format!(
+                "{} dimensions given for a tensor of rank {rank} ({:?})",
+                spec.len(),
+                self.shape()
+            )
+        });
+        let perm: Vec<usize> = spec.iter().map(|&d| d.resolve("permute", rank)).collect();
+        let mut seen = vec![false; rank];
+        for &p in &perm {
+            check::ensure(!seen[p], "permute", || {
+                format!("dimension {p} appears twice in {spec:?}")
+            });
+            seen[p] = true;
+        }
+        let data = layout::permute(self.buffer().as_slice(), self.shape(), &perm);
+        let shape = perm.iter().map(|&p| self.shape()[p]).collect();
+        Tensor::from_op(data, shape, Op::Permute(self.clone(), perm))
+    }
+
+    /// Swaps two dimensions.
+    #[track_caller]
+    pub fn transpose(&self, dim0: impl Dim, dim1: impl Dim) -> Tensor {
+        let (a, b) = (
+            dim0.resolve("transpose", self.rank()),
+            dim1.resolve("transpose", self.rank()),
+        );
+        let mut perm: Vec<usize> = (0..self.rank()).collect();
+        perm.swap(a, b);
+        self.permute(perm)
+    }
+
+    /// Repeats size-1 (or missing leading) dimensions to reach `shape`, as broadcasting would.
+    #[track_caller]
+    pub fn broadcast_to(&self, shape: &[usize]) -> Tensor {
+        check::ensure(
+            broadcast_shapes(self.shape(), shape).as_deref() == Some(shape),
+            "broadcast_to",
+            || {
+                format!(
+                    "cannot broadcast {:?} to {shape:?}: each dimension must equal the target's or be 1",
+                    self.shape()
+                )
+            },
+        );
+        let data = elementwise::broadcast_to(self.buffer().as_slice(), self.shape(), shape);
+        Tensor::from_op(data, shape.to_vec(), Op::Expand(self.clone()))
+    }
+
+    /// Like [`Tensor::broadcast_to`], with `-1` meaning "keep this dimension", as PyTorch's
+    /// `expand`.
+    #[track_caller]
+    pub fn expand(&self, shape: impl ShapeArg) -> Tensor {
+        let spec = shape.entries();
+        let pad = spec.len().saturating_sub(self.rank());
+        let target: Vec<usize> = spec
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                if s == -1 && i >= pad {
+                    self.shape()[i - pad]
+                } else {
+                    s.max(0) as usize
+                }
+            })
+            .collect();
+        self.broadcast_to(&target)
+    }
+}

@@ -1,0 +1,74 @@
+//! Elementwise functions of one tensor: `neg`, `exp`, `log`, `tanh`, `sigmoid`, `relu`,
+//! `gelu`, `sqrt`, `powf`.
+
+use super::elementwise_fn::UnaryFn;
+use crate::cpu::elementwise;
+use crate::op::{GeluApprox, Op};
+use crate::tensor::Tensor;
+
+impl Tensor {
+    /// Applies `f` to every element; `op` is what autograd records (`None` inside backward
+    /// rules, which run without a graph).
+    pub(crate) fn unary(&self, f: UnaryFn, op: Option<Op>) -> Tensor {
+        let data = elementwise::map(self.buffer().as_slice(), |x| f.apply(x));
+        match op {
+            Some(op) => Tensor::from_op(data, self.shape().to_vec(), op),
+            None => Tensor::from_parts(data, self.shape().to_vec()),
+        }
+    }
+
+    /// `-x`. Same as the unary `-` operator.
+    pub fn neg(&self) -> Tensor {
+        self.unary(UnaryFn::Neg, Some(Op::Neg(self.clone())))
+    }
+
+    /// `eˣ`.
+    pub fn exp(&self) -> Tensor {
+        self.unary(UnaryFn::Exp, Some(Op::Exp(self.clone())))
+    }
+
+    /// The natural logarithm (`-inf` at 0, NaN below).
+    pub fn log(&self) -> Tensor {
+        self.unary(UnaryFn::Log, Some(Op::Log(self.clone())))
+    }
+
+    /// The hyperbolic tangent.
+    pub fn tanh(&self) -> Tensor {
+        self.unary(UnaryFn::Tanh, Some(Op::Tanh(self.clone())))
+    }
+
+    /// The logistic function `1 / (1 + e⁻ˣ)`, computed without overflow.
+    pub fn sigmoid(&self) -> Tensor {
+        self.unary(UnaryFn::Sigmoid, Some(Op::Sigmoid(self.clone())))
+    }
+
+    /// `max(x, 0)`. Its derivative at exactly 0 is taken as 0, as in PyTorch.
+    pub fn relu(&self) -> Tensor {
+        self.unary(UnaryFn::Relu, Some(Op::Relu(self.clone())))
+    }
+
+    /// The Gaussian error linear unit, in the exact (`erf`) or the `tanh` form; these match
+    /// PyTorch's `gelu(x)` and `gelu(x, approximate="tanh")`.
+    pub fn gelu(&self, approx: GeluApprox) -> Tensor {
+        let f = match approx {
+            GeluApprox::Erf => UnaryFn::GeluErf,
+            GeluApprox::Tanh => UnaryFn::GeluTanh,
+        };
+        self.unary(f, Some(Op::Gelu(self.clone(), approx)))
+    }
+
+    /// The square root (NaN below 0).
+    pub fn sqrt(&self) -> Tensor {
+        self.unary(UnaryFn::Sqrt, Some(Op::Sqrt(self.clone())))
+    }
+
+    /// `xᵖ` for a constant exponent `p`.
+    pub fn powf(&self, p: f32) -> Tensor {
+        self.unary(UnaryFn::Powf(p), Some(Op::Powf(self.clone(), p)))
+    }
+
+    /// `x²`, the same as `powf(2.0)`.
+    pub fn square(&self) -> Tensor {
+        self.powf(2.0)
+    }
+}

@@ -1,0 +1,268 @@
+//! The `Tensor` handle: shape, values, and (when gradients are tracked) the op that made it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use crate::anomaly;
+use crate::check;
+use crate::grad_mode;
+use crate::memory::Buffer;
+use crate::op::Op;
+use crate::shape::{Dim, numel};
+
+/// An n-dimensional array of `f32` that can take part in automatic differentiation.
+///
+/// A `Tensor` is a cheap handle (an `Arc`): cloning it shares the same values and the same
+/// place in the computation graph. Values are immutable once made; ops return new tensors.
+/// The one exception is [`Tensor::assign`], which optimizers use to update parameters.
+///
+/// A tensor records the op that produced it only when gradient mode is on and one of the
+/// op's inputs requires a gradient, so inference code builds no graph at all.
+///
+/// ```
+/// use engine::Tensor;
+/// let w = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]).requires_grad_();
+/// let loss = (&w * &w).sum();
+/// loss.backward();
+/// assert_eq!(w.grad().unwrap().to_vec(), vec![2.0, 4.0, 6.0]);
+/// ```
+#[derive(Clone)]
+pub struct Tensor(pub(crate) Arc<Node>);
+
+pub(crate) struct Node {
+    /// Creation order. A tensor's inputs always have smaller ids than the tensor itself, so
+    /// sorting by id is a topological order of the graph.
+    pub(crate) id: u64,
+    pub(crate) shape: Vec<usize>,
+    buffer: RwLock<Arc<Buffer>>,
+    pub(crate) op: Option<Op>,
+    /// Set on leaves created with `requires_grad_`; results of recorded ops require a
+    /// gradient through their `op`.
+    leaf_requires_grad: bool,
+    pub(crate) grad: Mutex<Option<Tensor>>,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+impl Tensor {
+    fn make(
+        buffer: Arc<Buffer>,
+        shape: Vec<usize>,
+        op: Option<Op>,
+        leaf_requires_grad: bool,
+    ) -> Tensor {
+        Tensor(Arc::new(Node {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            shape,
+            buffer: RwLock::new(buffer),
+            op,
+            leaf_requires_grad,
+            grad: Mutex::new(None),
+        }))
+    }
+
+    /// A leaf that tracks no gradient, from values the caller has already checked.
+    pub(crate) fn from_parts(data: Vec<f32>, shape: Vec<usize>) -> Tensor {
+        debug_assert_eq!(data.len(), numel(&shape));
+        Tensor::make(Arc::new(Buffer::new(data)), shape, None, false)
+    }
+
+    /// The result of an op. `op` is kept only if gradient mode is on and an input requires a
+    /// gradient; in anomaly mode the values are checked for NaN and infinity first.
+    pub(crate) fn from_op(data: Vec<f32>, shape: Vec<usize>, op: Op) -> Tensor {
+        debug_assert_eq!(data.len(), numel(&shape));
+        anomaly::check_forward(&op, &data);
+        let op = Self::keep_if_needed(op);
+        Tensor::make(Arc::new(Buffer::new(data)), shape, op, false)
+    }
+
+    /// Like [`Tensor::from_op`] for ops that do not move any value (`reshape`): the result
+    /// shares this tensor's buffer.
+    pub(crate) fn share_with_shape(&self, shape: Vec<usize>, op: Op) -> Tensor {
+        debug_assert_eq!(self.numel(), numel(&shape));
+        let op = Self::keep_if_needed(op);
+        Tensor::make(self.buffer(), shape, op, false)
+    }
+
+    fn keep_if_needed(op: Op) -> Option<Op> {
+        let needed = grad_mode::is_enabled() && op.inputs().iter().any(|t| t.requires_grad());
+        needed.then_some(op)
+    }
+
+    /// The buffer holding the values (shared, read-only).
+    pub(crate) fn buffer(&self) -> Arc<Buffer> {
+        self.0
+            .buffer
+            .read()
+            .expect("tensor buffer lock poisoned")
+            .clone()
+    }
+
+    /// Creates a tensor from row-major values and a shape.
+    ///
+    /// ```
+    /// let t = engine::Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    /// assert_eq!(t.shape(), &[2, 3]);
+    /// ```
+    #[track_caller]
+    pub fn from_vec(data: Vec<f32>, shape: &[usize]) -> Tensor {
+        check::ensure(data.len() == numel(shape), "from_vec", || {
+            format!(
+                "{} values cannot fill shape {shape:?}, which holds {}",
+                data.len(),
+                numel(shape)
+            )
+        });
+        Tensor::from_parts(data, shape.to_vec())
+    }
+
+    /// A 0-dimensional tensor holding one value.
+    pub fn scalar(value: f32) -> Tensor {
+        Tensor::from_parts(vec![value], vec![])
+    }
+
+    /// A tensor of the given shape with every element equal to `value`.
+    pub fn full(shape: &[usize], value: f32) -> Tensor {
+        Tensor::from_parts(vec![value; numel(shape)], shape.to_vec())
+    }
+
+    /// A tensor of zeros.
+    pub fn zeros(shape: &[usize]) -> Tensor {
+        Tensor::full(shape, 0.0)
+    }
+
+    /// A tensor of ones.
+    pub fn ones(shape: &[usize]) -> Tensor {
+        Tensor::full(shape, 1.0)
+    }
+
+    /// Zeros with the shape of `self`.
+    pub fn zeros_like(&self) -> Tensor {
+        Tensor::zeros(self.shape())
+    }
+
+    /// Ones with the shape of `self`.
+    pub fn ones_like(&self) -> Tensor {
+        Tensor::ones(self.shape())
+    }
+
+    /// `[0, 1, …, end - 1]` as a 1-D tensor, like `torch.arange(end)`.
+    pub fn arange(end: usize) -> Tensor {
+        Tensor::from_parts((0..end).map(|i| i as f32).collect(), vec![end])
+    }
+
+    /// `start, start + step, …` up to but excluding `end`, like `torch.arange(start, end, step)`.
+    #[track_caller]
+    pub fn arange_step(start: f32, end: f32, step: f32) -> Tensor {
+        check::ensure(step != 0.0 && step.is_finite(), "arange_step", || {
+            format!("step must be finite and non-zero, found {step}")
+        });
+        let n = ((end - start) / step).ceil().max(0.0) as usize;
+        Tensor::from_parts((0..n).map(|i| start + i as f32 * step).collect(), vec![n])
+    }
+
+    /// The shape, outermost dimension first.
+    pub fn shape(&self) -> &[usize] {
+        &self.0.shape
+    }
+
+    /// The number of dimensions (0 for a scalar).
+    pub fn rank(&self) -> usize {
+        self.0.shape.len()
+    }
+
+    /// The size of one dimension; negative indices count from the end.
+    #[track_caller]
+    pub fn size(&self, dim: impl Dim) -> usize {
+        self.0.shape[dim.resolve("size", self.rank())]
+    }
+
+    /// The number of elements.
+    pub fn numel(&self) -> usize {
+        numel(&self.0.shape)
+    }
+
+    /// The values in row-major order.
+    pub fn to_vec(&self) -> Vec<f32> {
+        self.buffer().as_slice().to_vec()
+    }
+
+    /// The single value of a one-element tensor.
+    #[track_caller]
+    pub fn item(&self) -> f32 {
+        check::ensure(self.numel() == 1, "item", || {
+            format!(
+                "only a tensor with one element has an item, found shape {:?}; hint: reduce it first, e.g. .sum() or .mean()",
+                self.shape()
+            )
+        });
+        self.buffer().as_slice()[0]
+    }
+
+    /// Whether gradients flow to or through this tensor.
+    pub fn requires_grad(&self) -> bool {
+        self.0.leaf_requires_grad || self.0.op.is_some()
+    }
+
+    /// Marks a leaf tensor as one whose gradient `backward` should compute (a parameter or
+    /// an input being studied), like PyTorch's `requires_grad_()`.
+    #[track_caller]
+    pub fn requires_grad_(self) -> Tensor {
+        check::ensure(self.is_leaf(), "requires_grad_", || {
+            "only a leaf tensor can be marked; this one is the result of an op. hint: call .detach() first".into()
+        });
+        Tensor::make(self.buffer(), self.0.shape.clone(), None, true)
+    }
+
+    /// True when this tensor was not produced by a recorded op.
+    pub fn is_leaf(&self) -> bool {
+        self.0.op.is_none()
+    }
+
+    /// The same values, cut from the graph: no gradient flows through the result.
+    pub fn detach(&self) -> Tensor {
+        Tensor::make(self.buffer(), self.0.shape.clone(), None, false)
+    }
+
+    /// The gradient accumulated by `backward`, if any.
+    pub fn grad(&self) -> Option<Tensor> {
+        self.0.grad.lock().expect("grad lock poisoned").clone()
+    }
+
+    /// Forgets the accumulated gradient (the next `backward` starts from zero).
+    pub fn zero_grad(&self) {
+        *self.0.grad.lock().expect("grad lock poisoned") = None;
+    }
+
+    /// Replaces the values of a leaf tensor with those of `values` (same shape), keeping its
+    /// identity: every clone of this handle sees the new values. Optimizers use this.
+    ///
+    /// Any graph built from the old values keeps pointing at this tensor, so call it only
+    /// between `backward` and the next forward pass, as an optimizer step does.
+    #[track_caller]
+    pub fn assign(&self, values: &Tensor) {
+        check::ensure(self.is_leaf(), "assign", || {
+            "only a leaf tensor (a parameter) can be assigned to".into()
+        });
+        check::ensure(self.shape() == values.shape(), "assign", || {
+            format!(
+                "shape mismatch: target {:?}, values {:?}",
+                self.shape(),
+                values.shape()
+            )
+        });
+        let fresh = Arc::new(Buffer::new(values.to_vec()));
+        *self.0.buffer.write().expect("tensor buffer lock poisoned") = fresh;
+    }
+
+    /// True when both handles refer to the same tensor (not merely equal values).
+    pub fn same(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
