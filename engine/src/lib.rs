@@ -26,6 +26,7 @@ mod check;
 mod cpu;
 mod display;
 pub mod grad_mode;
+pub mod gradcheck;
 pub mod memory;
 mod op;
 mod ops;

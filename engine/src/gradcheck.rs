@@ -1,0 +1,178 @@
+//! Checking `backward` against finite differences.
+//!
+//! For a function `f` of some tensors, [`gradcheck`] compares the gradient that autograd
+//! computes with the central difference `(L(x + ε) − L(x − ε)) / 2ε` for every input
+//! element. `f`'s output is first reduced to a scalar `L = Σ w ⊙ f(x)` with fixed random
+//! weights `w`: a plain sum would hide mistakes (the sum of a softmax is always 1, so *any*
+//! softmax derivative would pass).
+//!
+//! ```
+//! use engine::{gradcheck::gradcheck, Tensor};
+//! let x = Tensor::from_vec(vec![0.3, -1.2, 2.0], &[3]);
+//! gradcheck(|t| t[0].tanh(), &[x]).unwrap();
+//! ```
+
+use std::fmt;
+
+use crate::grad_mode::no_grad;
+use crate::random::rng_from_seed;
+use crate::tensor::Tensor;
+
+/// Step size and tolerances for [`gradcheck_with`].
+#[derive(Clone, Copy, Debug)]
+pub struct GradcheckOptions {
+    /// The finite-difference step.
+    pub eps: f32,
+    /// Absolute tolerance.
+    pub atol: f32,
+    /// Tolerance relative to the numeric derivative.
+    pub rtol: f32,
+}
+
+impl Default for GradcheckOptions {
+    /// Tuned for `f32`: a step of 1e-2 keeps rounding noise small, and a wrong derivative
+    /// (zero, a sign error, a missing factor) is off by far more than the tolerances.
+    fn default() -> Self {
+        GradcheckOptions {
+            eps: 1e-2,
+            atol: 2e-3,
+            rtol: 1e-2,
+        }
+    }
+}
+
+/// The element where analytic and numeric gradients disagree most.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mismatch {
+    /// Which input (position in the slice passed to `gradcheck`).
+    pub input: usize,
+    /// Row-major index of the element within that input.
+    pub index: usize,
+    /// The gradient computed by `backward`.
+    pub analytic: f32,
+    /// The central finite difference.
+    pub numeric: f32,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "gradcheck: input {} element {}: backward gives {}, finite differences give {} (difference {})",
+            self.input,
+            self.index,
+            self.analytic,
+            self.numeric,
+            (self.analytic - self.numeric).abs()
+        )
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+/// [`gradcheck_with`] using the default options.
+pub fn gradcheck(f: impl Fn(&[Tensor]) -> Tensor, inputs: &[Tensor]) -> Result<(), Mismatch> {
+    gradcheck_with(f, inputs, GradcheckOptions::default())
+}
+
+/// Checks the gradient of `f` with respect to every element of every input.
+///
+/// Returns `Err` with the worst element (relative to the tolerance) when any element is
+/// outside `atol + rtol · |numeric|`. Inputs are copied; the caller's tensors are untouched.
+pub fn gradcheck_with(
+    f: impl Fn(&[Tensor]) -> Tensor,
+    inputs: &[Tensor],
+    opts: GradcheckOptions,
+) -> Result<(), Mismatch> {
+    let leaves: Vec<Tensor> = inputs.iter().map(|t| t.detach().requires_grad_()).collect();
+    let out = f(&leaves);
+    let weights = Tensor::normal_with(out.shape(), 0.0, 1.0, &mut rng_from_seed(0x6752_6164));
+    (&out * &weights).sum().backward();
+
+    // L as a function of one input's values, accumulated in f64 to keep rounding noise out
+    // of the difference quotient.
+    let w = weights.to_vec();
+    let loss_with = |which: usize, values: Vec<f32>| -> f64 {
+        let mut args: Vec<Tensor> = leaves.iter().map(Tensor::detach).collect();
+        args[which] = Tensor::from_vec(values, inputs[which].shape());
+        let y = no_grad(|| f(&args)).to_vec();
+        y.iter()
+            .zip(&w)
+            .map(|(&a, &b)| f64::from(a) * f64::from(b))
+            .sum()
+    };
+
+    let mut worst: Option<(f32, Mismatch)> = None;
+    for (i, leaf) in leaves.iter().enumerate() {
+        let analytic = leaf
+            .grad()
+            .map(|g| g.to_vec())
+            .unwrap_or_else(|| vec![0.0; leaf.numel()]);
+        let base = leaf.to_vec();
+        for j in 0..base.len() {
+            let mut plus = base.clone();
+            plus[j] += opts.eps;
+            let mut minus = base.clone();
+            minus[j] -= opts.eps;
+            let numeric =
+                ((loss_with(i, plus) - loss_with(i, minus)) / (2.0 * f64::from(opts.eps))) as f32;
+            let excess = (analytic[j] - numeric).abs() / (opts.atol + opts.rtol * numeric.abs());
+            if excess > 1.0 && worst.as_ref().is_none_or(|(e, _)| excess > *e) {
+                worst = Some((
+                    excess,
+                    Mismatch {
+                        input: i,
+                        index: j,
+                        analytic: analytic[j],
+                        numeric,
+                    },
+                ));
+            }
+        }
+    }
+    match worst {
+        Some((_, mismatch)) => Err(mismatch),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_a_correct_derivative() {
+        let x = Tensor::from_vec(vec![0.5, -1.0, 2.0], &[3]);
+        assert_eq!(gradcheck(|t| t[0].square(), &[x]), Ok(()));
+    }
+
+    #[test]
+    fn rejects_a_deliberately_wrong_derivative() {
+        // The value is x², but autograd sees `detach(x) · x` and reports x·w instead of 2x·w.
+        let xs = [0.5, -1.0, 2.0];
+        let x = Tensor::from_vec(xs.to_vec(), &[3]);
+        let err = gradcheck(|t| &t[0].detach() * &t[0], &[x]).unwrap_err();
+        let w = weights(3);
+        // The worst element is the one with the largest |x·w| (the size of the error).
+        let expected = (0..3)
+            .max_by(|&a, &b| (xs[a] * w[a]).abs().total_cmp(&(xs[b] * w[b]).abs()))
+            .unwrap();
+        assert_eq!((err.input, err.index), (0, expected));
+        assert!(
+            (err.analytic - xs[expected] * w[expected]).abs() < 1e-5,
+            "{err}"
+        );
+        assert!(
+            (err.numeric - 2.0 * xs[expected] * w[expected]).abs() < 1e-2,
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .contains(&format!("input 0 element {expected}"))
+        );
+    }
+
+    fn weights(n: usize) -> Vec<f32> {
+        Tensor::normal_with(&[n], 0.0, 1.0, &mut rng_from_seed(0x6752_6164)).to_vec()
+    }
+}
