@@ -16,10 +16,15 @@
 use std::cell::Cell;
 
 use crate::op::Op;
+use crate::scoped_flag::with_flag;
 use crate::tensor::Tensor;
 
 thread_local! {
     static ENABLED: Cell<bool> = const { Cell::new(false) };
+    /// Set while a derivative is being computed: the ops a derivative uses are reported
+    /// through [`check_backward`] under the name of the op being differentiated, not
+    /// under their own names.
+    static IN_DERIVATIVE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Switches anomaly mode on or off for this thread.
@@ -34,14 +39,7 @@ pub fn is_enabled() -> bool {
 
 /// Runs `f` with anomaly mode on, restoring the previous mode afterwards (even on panic).
 pub fn detect_anomaly<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            ENABLED.with(|e| e.set(self.0));
-        }
-    }
-    let _restore = Restore(ENABLED.with(|e| e.replace(true)));
-    f()
+    with_flag(&ENABLED, true, f)
 }
 
 fn first_bad(values: &[f32]) -> Option<(usize, f32)> {
@@ -57,8 +55,13 @@ fn shapes(inputs: &[&Tensor]) -> String {
     list.join(", ")
 }
 
+/// Runs the derivative `f` of some op, silencing the forward checks of the ops it uses.
+pub(crate) fn in_derivative<R>(f: impl FnOnce() -> R) -> R {
+    with_flag(&IN_DERIVATIVE, true, f)
+}
+
 pub(crate) fn check_forward(op: &Op, output: &[f32]) {
-    if !is_enabled() {
+    if !is_enabled() || IN_DERIVATIVE.with(Cell::get) {
         return;
     }
     if let Some((i, v)) = first_bad(output) {

@@ -93,7 +93,8 @@ fn run_backward(root: &Tensor, upstream: Tensor) {
             continue;
         };
         let inputs = op.inputs();
-        for (i, input_grad) in input_grads(op, &node, &grad).into_iter().enumerate() {
+        let computed = anomaly::in_derivative(|| input_grads(op, &node, &grad));
+        for (i, input_grad) in computed.into_iter().enumerate() {
             let Some(g) = input_grad else { continue };
             anomaly::check_backward(op, i, &g);
             let input = inputs[i];

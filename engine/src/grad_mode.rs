@@ -2,6 +2,8 @@
 
 use std::cell::Cell;
 
+use crate::scoped_flag::with_flag;
+
 thread_local! {
     static ENABLED: Cell<bool> = const { Cell::new(true) };
 }
@@ -22,12 +24,5 @@ pub fn is_enabled() -> bool {
 /// assert!(!y.requires_grad());
 /// ```
 pub fn no_grad<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            ENABLED.with(|e| e.set(self.0));
-        }
-    }
-    let _restore = Restore(ENABLED.with(|e| e.replace(false)));
-    f()
+    with_flag(&ENABLED, false, f)
 }

@@ -99,6 +99,14 @@ impl Op {
         }
     }
 
+    /// Consumes the op, giving back its input handles (used to free graphs iteratively).
+    pub(crate) fn into_inputs(self) -> Vec<Tensor> {
+        match self {
+            Op::Concat(xs, _) => xs,
+            other => other.inputs().into_iter().cloned().collect(),
+        }
+    }
+
     /// The tensors this op read, in argument order.
     pub(crate) fn inputs(&self) -> Vec<&Tensor> {
         match self {

@@ -44,6 +44,23 @@ pub(crate) struct Node {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
+/// Frees a graph without recursion. The default drop of a long chain (`x → op → x' → op
+/// → …`) would recurse once per op and overflow the stack; here each node hands its inputs
+/// to a work list, and only nodes this was the last handle to are taken apart further.
+impl Drop for Node {
+    fn drop(&mut self) {
+        let Some(op) = self.op.take() else { return };
+        let mut pending = op.into_inputs();
+        while let Some(tensor) = pending.pop() {
+            if let Ok(mut node) = Arc::try_unwrap(tensor.0) {
+                if let Some(op) = node.op.take() {
+                    pending.extend(op.into_inputs());
+                }
+            }
+        }
+    }
+}
+
 impl Tensor {
     fn make(
         buffer: Arc<Buffer>,
