@@ -31,6 +31,7 @@ pub mod memory;
 mod op;
 mod ops;
 pub mod random;
+mod scoped_flag;
 pub mod shape;
 mod tensor;
 
