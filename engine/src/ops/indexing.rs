@@ -105,3 +105,25 @@ impl Tensor {
         mask.where_cond(&Tensor::scalar(value), self)
     }
 }
+
+impl Tensor {
+    /// Repeats each entry of dimension `dim` `repeats` times in place, like
+    /// `torch.repeat_interleave(x, repeats, dim)`: `[a, b]` becomes `[a, a, b, b]`.
+    /// (Compare `concat(&[x, x])`, which gives `[a, b, a, b]`: mixing the two up is a classic
+    /// multi-head attention bug.)
+    ///
+    /// ```
+    /// use engine::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0], &[2]);
+    /// assert_eq!(x.repeat_interleave(2, 0).to_vec(), vec![1.0, 1.0, 2.0, 2.0]);
+    /// ```
+    #[track_caller]
+    pub fn repeat_interleave(&self, repeats: usize, dim: impl Dim) -> Tensor {
+        let d = dim.resolve("repeat_interleave", self.rank());
+        let n = self.shape()[d];
+        let index: Vec<f32> = (0..n * repeats)
+            .map(|i| (i / repeats.max(1)) as f32)
+            .collect();
+        self.index_select(d, &Tensor::from_vec(index, &[n * repeats]))
+    }
+}

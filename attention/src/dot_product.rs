@@ -1,0 +1,178 @@
+//! Scaled dot-product attention: scores `Q Kᵀ / √d`.
+
+use engine::Tensor;
+use engine::nn::{Dropout, Module};
+
+use crate::check;
+use crate::mask::Mask;
+use crate::masked_softmax::{Fill, masked_softmax};
+use crate::weights::{AttentionWeights, WeightsSlot};
+
+/// Attention weights and output for queries, keys and values, without dropout:
+/// `weights = masked_softmax(Q Kᵀ · scale)`, `output = weights V`. `scale` defaults to
+/// `1/√d` with `d` the query size. Returns `(output, weights)`.
+///
+/// | argument | shape |
+/// |---|---|
+/// | `queries` | `[..., Q, d]` |
+/// | `keys` | `[..., K, d]` |
+/// | `values` | `[..., K, dv]` |
+/// | output | `[..., Q, dv]` |
+/// | weights | `[..., Q, K]` |
+///
+/// Leading dimensions broadcast (they are batch, or batch and heads).
+///
+/// ```
+/// use attention::{scaled_dot_product_attention, Fill, Mask};
+/// use engine::Tensor;
+///
+/// let q = Tensor::ones(&[2, 1, 4]);
+/// let k = Tensor::ones(&[2, 3, 4]);
+/// let v = Tensor::arange(6).reshape([2, 3, 1]);
+/// let (out, w) = scaled_dot_product_attention(&q, &k, &v, &Mask::None, Fill::Safe, None);
+/// assert_eq!(w.to_vec(), vec![1.0 / 3.0; 6]); // equal scores: equal weights
+/// assert_eq!(out.shape(), &[2, 1, 1]);
+/// ```
+#[track_caller]
+pub fn scaled_dot_product_attention(
+    queries: &Tensor,
+    keys: &Tensor,
+    values: &Tensor,
+    mask: &Mask,
+    fill: Fill,
+    scale: Option<f32>,
+) -> (Tensor, Tensor) {
+    let weights = attention_weights(
+        "scaled_dot_product_attention",
+        queries,
+        keys,
+        values,
+        mask,
+        fill,
+        scale,
+    );
+    (weights.matmul(values), weights)
+}
+
+/// Checks the arguments and computes `masked_softmax(Q Kᵀ · scale)`.
+#[track_caller]
+fn attention_weights(
+    module: &str,
+    queries: &Tensor,
+    keys: &Tensor,
+    values: &Tensor,
+    mask: &Mask,
+    fill: Fill,
+    scale: Option<f32>,
+) -> Tensor {
+    assert!(
+        queries.rank() >= 2 && keys.rank() >= 2 && values.rank() >= 2,
+        "{module}: queries, keys and values need shape [..., entries, features], found {:?}, {:?} and {:?}",
+        queries.shape(),
+        keys.shape(),
+        values.shape()
+    );
+    let d = queries.size(-1);
+    assert!(
+        keys.size(-1) == d,
+        "{module}: queries {:?} and keys {:?} must have the same last dimension (the size d that QKᵀ sums over), found {d} and {}; hint: additive attention accepts different sizes",
+        queries.shape(),
+        keys.shape(),
+        keys.size(-1)
+    );
+    check::keys_match_values(module, keys, values);
+    let scale = scale.unwrap_or(1.0 / (d as f32).sqrt());
+    let scores = queries.matmul(&keys.transpose(-2, -1)) * scale;
+    masked_softmax(&scores, mask, fill)
+}
+
+/// Scaled dot-product attention as a module with dropout on the weights, d2l's
+/// `DotProductAttention`.
+///
+/// | argument | shape |
+/// |---|---|
+/// | `queries` | `[B, Q, d]` (or any `[..., Q, d]`) |
+/// | `keys` | `[B, K, d]` |
+/// | `values` | `[B, K, dv]` |
+/// | `mask` | see [`Mask`] |
+/// | output | `[B, Q, dv]` |
+/// | [`last_attention_weights`](AttentionWeights::last_attention_weights) | `[B, Q, K]` (before dropout) |
+///
+/// ```
+/// use attention::{AttentionWeights, DotProductAttention, Mask};
+/// use engine::Tensor;
+///
+/// let attention = DotProductAttention::new(0.0);
+/// let q = Tensor::randn(&[2, 1, 4]);
+/// let k = Tensor::randn(&[2, 10, 4]);
+/// let v = Tensor::randn(&[2, 10, 6]);
+/// let lens = Mask::ValidLens(Tensor::from_vec(vec![2.0, 6.0], &[2]));
+/// assert_eq!(attention.forward(&q, &k, &v, &lens).shape(), &[2, 1, 6]);
+/// let w = attention.last_attention_weights().unwrap();
+/// assert_eq!(w.shape(), &[2, 1, 10]);
+/// assert_eq!(w.to_vec()[2], 0.0); // key 2 is past the first example's length
+/// ```
+#[derive(Debug)]
+pub struct DotProductAttention {
+    dropout: Dropout,
+    fill: Fill,
+    scale: Option<f32>,
+    weights: WeightsSlot,
+}
+
+impl DotProductAttention {
+    /// A module with the given dropout probability, the safe fill and the `1/√d` scale.
+    #[track_caller]
+    pub fn new(dropout: f32) -> Self {
+        DotProductAttention {
+            dropout: Dropout::new(dropout),
+            fill: Fill::Safe,
+            scale: None,
+            weights: WeightsSlot::default(),
+        }
+    }
+
+    /// The same module with another fill policy (e.g. [`Fill::D2l`] to reproduce d2l).
+    pub fn with_fill(mut self, fill: Fill) -> Self {
+        self.fill = fill;
+        self
+    }
+
+    /// The same module with a fixed score scale instead of `1/√d`.
+    pub fn with_scale(mut self, scale: f32) -> Self {
+        self.scale = Some(scale);
+        self
+    }
+
+    /// Attends `queries` to `keys`, returning the weighted sum of `values`.
+    #[track_caller]
+    pub fn forward(&self, queries: &Tensor, keys: &Tensor, values: &Tensor, mask: &Mask) -> Tensor {
+        let weights = attention_weights(
+            "DotProductAttention",
+            queries,
+            keys,
+            values,
+            mask,
+            self.fill,
+            self.scale,
+        );
+        self.weights.store(&weights);
+        self.dropout.forward(&weights).matmul(values)
+    }
+}
+
+impl Module for DotProductAttention {
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        Vec::new()
+    }
+
+    fn set_training(&mut self, training: bool) {
+        self.dropout.set_training(training);
+    }
+}
+
+impl AttentionWeights for DotProductAttention {
+    fn last_attention_weights(&self) -> Option<Tensor> {
+        self.weights.get()
+    }
+}
