@@ -5,7 +5,7 @@ use engine::nn::{Dropout, Linear, Module, prefixed};
 
 use crate::check;
 use crate::mask::Mask;
-use crate::masked_softmax::{Fill, masked_softmax};
+use crate::masked_softmax::{Fill, masked_softmax_in};
 use crate::weights::{AttentionWeights, WeightsSlot};
 
 /// The additive score of every projected query against every projected key:
@@ -148,7 +148,7 @@ impl AdditiveAttention {
             &self.w_k.forward(keys),
             self.w_v.weight(),
         );
-        let weights = masked_softmax(&scores, mask, self.fill);
+        let weights = masked_softmax_in("AdditiveAttention", &scores, mask, self.fill);
         self.weights.store(&weights);
         self.dropout.forward(&weights).bmm(values)
     }

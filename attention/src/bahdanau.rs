@@ -7,7 +7,7 @@ use engine::nn::{Linear, Module, parameter, prefixed};
 use crate::additive::additive_scores;
 use crate::check;
 use crate::mask::Mask;
-use crate::masked_softmax::{Fill, masked_softmax};
+use crate::masked_softmax::{Fill, masked_softmax_in};
 use crate::weights::{AttentionWeights, WeightsSlot};
 
 /// Bahdanau-style additive attention for a single query per example:
@@ -165,7 +165,7 @@ impl BahdanauAttention {
         };
         let q = self.w_q.forward(query).unsqueeze(1);
         let scores = additive_scores(&q, &self.w_k.forward(keys), &self.v.unsqueeze(0));
-        let weights = masked_softmax(&scores, &mask, self.fill);
+        let weights = masked_softmax_in("BahdanauAttention", &scores, &mask, self.fill);
         let pooled = weights.bmm(values).squeeze(1);
         let weights = weights.squeeze(1);
         self.weights.store(&weights);

@@ -5,7 +5,7 @@ use engine::nn::{Dropout, Module};
 
 use crate::check;
 use crate::mask::Mask;
-use crate::masked_softmax::{Fill, masked_softmax};
+use crate::masked_softmax::{Fill, masked_softmax_in};
 use crate::weights::{AttentionWeights, WeightsSlot};
 
 /// Attention weights and output for queries, keys and values, without dropout:
@@ -83,7 +83,7 @@ fn attention_weights(
     check::keys_match_values(module, keys, values);
     let scale = scale.unwrap_or(1.0 / (d as f32).sqrt());
     let scores = queries.matmul(&keys.transpose(-2, -1)) * scale;
-    masked_softmax(&scores, mask, fill)
+    masked_softmax_in(module, &scores, mask, fill)
 }
 
 /// Scaled dot-product attention as a module with dropout on the weights, d2l's

@@ -52,7 +52,13 @@ pub const D2L_FILL: f32 = -1e6;
 /// ```
 #[track_caller]
 pub fn masked_softmax(scores: &Tensor, mask: &Mask, fill: Fill) -> Tensor {
-    let Some(keep) = mask.keep_for("masked_softmax", scores.shape()) else {
+    masked_softmax_in("masked_softmax", scores, mask, fill)
+}
+
+/// [`masked_softmax`] with errors reported under the name of the calling module.
+#[track_caller]
+pub(crate) fn masked_softmax_in(module: &str, scores: &Tensor, mask: &Mask, fill: Fill) -> Tensor {
+    let Some(keep) = mask.keep_for(module, scores.shape()) else {
         return scores.softmax(-1);
     };
     let masked = keep.eq_mask(&Tensor::scalar(0.0));

@@ -198,6 +198,12 @@ impl MultiHeadAttention {
             "the batch size of the queries",
         );
         check::keys_match_values(module, keys, values);
+        // Check the mask against the scores as the caller sees them, [B, Q, K], before the
+        // heads are folded into the batch.
+        mask.keep_for(
+            module,
+            &[queries.shape()[0], queries.shape()[1], keys.shape()[1]],
+        );
         let q = self.transpose_qkv(&self.w_q.forward(queries));
         let k = self.transpose_qkv(&self.w_k.forward(keys));
         let v = self.transpose_qkv(&self.w_v.forward(values));
