@@ -85,10 +85,12 @@ fn run_backward(root: &Tensor, upstream: Tensor) {
             continue;
         };
         let Some(op) = &node.0.op else {
+            // Each leaf gets a handle of its own: both inputs of an `add` receive the very
+            // same gradient tensor, which must not stay shared between two parameters.
             let mut slot = node.0.grad.lock().expect("grad lock poisoned");
             *slot = Some(match slot.take() {
                 Some(old) => &old + &grad,
-                None => grad,
+                None => grad.detach(),
             });
             continue;
         };

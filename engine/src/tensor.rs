@@ -223,6 +223,10 @@ impl Tensor {
 
     /// Marks a leaf tensor as one whose gradient `backward` should compute (a parameter or
     /// an input being studied), like PyTorch's `requires_grad_()`.
+    ///
+    /// It returns a new handle (sharing the values) rather than changing `self`: keep and use
+    /// the returned tensor, as in `let w = Tensor::randn(&[3, 2]).requires_grad_();`. A handle
+    /// taken before the call does not require a gradient.
     #[track_caller]
     pub fn requires_grad_(self) -> Tensor {
         check::ensure(self.is_leaf(), "requires_grad_", || {
@@ -248,7 +252,24 @@ impl Tensor {
 
     /// Forgets the accumulated gradient (the next `backward` starts from zero).
     pub fn zero_grad(&self) {
-        *self.0.grad.lock().expect("grad lock poisoned") = None;
+        self.set_grad(None);
+    }
+
+    /// Replaces the accumulated gradient, as gradient clipping does. The gradient must
+    /// have this tensor's shape.
+    #[track_caller]
+    pub fn set_grad(&self, grad: Option<Tensor>) {
+        if let Some(g) = &grad {
+            check::ensure(g.shape() == self.shape(), "set_grad", || {
+                format!(
+                    "the gradient has shape {:?} but the tensor has {:?}",
+                    g.shape(),
+                    self.shape()
+                )
+            });
+        }
+        // A handle of its own: assigning to one tensor's gradient never changes another's.
+        *self.0.grad.lock().expect("grad lock poisoned") = grad.map(|g| g.detach());
     }
 
     /// Replaces the values of a leaf tensor with those of `values` (same shape), keeping its

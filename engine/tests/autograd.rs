@@ -159,3 +159,29 @@ fn reshape_shares_values_and_routes_gradients_back() {
         vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     );
 }
+
+#[test]
+fn two_leaves_never_share_one_gradient_handle() {
+    // Both inputs of an add receive the same upstream gradient; assigning to one
+    // parameter's gradient must not change the other's.
+    let a = leaf(&[1.0]);
+    let b = leaf(&[2.0]);
+    (&a + &b).sum().backward();
+    a.grad().unwrap().assign(&Tensor::from_vec(vec![9.0], &[1]));
+    assert_eq!(b.grad().unwrap().to_vec(), vec![1.0]);
+}
+
+#[test]
+fn set_grad_replaces_the_gradient() {
+    let a = leaf(&[1.0, 2.0]);
+    a.set_grad(Some(Tensor::from_vec(vec![3.0, 4.0], &[2])));
+    assert_eq!(a.grad().unwrap().to_vec(), vec![3.0, 4.0]);
+    a.set_grad(None);
+    assert!(a.grad().is_none());
+}
+
+#[test]
+#[should_panic(expected = "set_grad: the gradient has shape [3] but the tensor has [2]")]
+fn set_grad_checks_the_shape() {
+    leaf(&[1.0, 2.0]).set_grad(Some(Tensor::zeros(&[3])));
+}

@@ -90,8 +90,8 @@ impl Tensor {
     /// The mean over one dimension.
     #[track_caller]
     pub fn mean_dim(&self, dim: impl Dim, keepdim: bool) -> Tensor {
-        let n = self.size(dim);
-        self.sum_dim(dim, keepdim) * (1.0 / n as f32)
+        let d = dim.resolve("mean_dim", self.rank());
+        self.sum_dim(d, keepdim) * (1.0 / self.shape()[d] as f32)
     }
 
     /// The largest element, as a scalar tensor. Ties share the gradient equally (as

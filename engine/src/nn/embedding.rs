@@ -1,0 +1,94 @@
+//! [`Embedding`]: a table of learned vectors looked up by id.
+
+use super::init;
+use super::module::{Module, parameter};
+use crate::check;
+use crate::tensor::Tensor;
+
+/// A lookup table of `vocab` vectors of size `dim`, like `torch.nn.Embedding`.
+///
+/// Ids are `f32` tensors holding whole numbers (the engine has one element type). An id
+/// used several times in a batch collects the gradient of every use.
+///
+/// ```
+/// use engine::nn::Embedding;
+/// use engine::Tensor;
+///
+/// let table = Tensor::from_vec(vec![0.0, 0.0, 1.0, 1.0, 2.0, 2.0], &[3, 2]);
+/// let emb = Embedding::from_weights(&table);
+/// let ids = Tensor::from_vec(vec![2.0, 0.0, 2.0], &[1, 3]);
+/// let y = emb.forward(&ids);
+/// assert_eq!(y.shape(), &[1, 3, 2]);
+/// assert_eq!(y.to_vec(), vec![2.0, 2.0, 0.0, 0.0, 2.0, 2.0]);
+/// ```
+#[derive(Debug)]
+pub struct Embedding {
+    weight: Tensor,
+}
+
+impl Embedding {
+    /// A table drawn from `N(0, 1)`, as PyTorch initialises it.
+    #[track_caller]
+    pub fn new(vocab: usize, dim: usize) -> Embedding {
+        check::ensure(vocab > 0 && dim > 0, "Embedding::new", || {
+            format!("vocab and dim must be at least 1, found {vocab} and {dim}")
+        });
+        Embedding::from_weights(&init::normal(&[vocab, dim], 0.0, 1.0))
+    }
+
+    /// An embedding with the given table `[vocab, dim]`, made a parameter (see
+    /// [`parameter`](super::parameter)).
+    #[track_caller]
+    pub fn from_weights(weight: &Tensor) -> Embedding {
+        check::rank(
+            "Embedding::from_weights",
+            "the weight ([vocab, dim])",
+            weight.shape(),
+            2,
+        );
+        Embedding {
+            weight: parameter(weight),
+        }
+    }
+
+    /// The vectors of `ids` (any shape `[...]`, whole numbers in `0..vocab`), shaped
+    /// `[..., dim]`.
+    #[track_caller]
+    pub fn forward(&self, ids: &Tensor) -> Tensor {
+        let vocab = self.vocab();
+        for (i, &id) in ids.to_vec().iter().enumerate() {
+            check::ensure(
+                id.fract() == 0.0 && (0.0..vocab as f32).contains(&id),
+                "Embedding::forward",
+                || {
+                    format!(
+                        "id {id} at position {i} of ids {:?} is not a whole number in 0..{vocab} (the vocabulary size)",
+                        ids.shape()
+                    )
+                },
+            );
+        }
+        Tensor::embedding(ids, &self.weight)
+    }
+
+    /// The table, `[vocab, dim]`.
+    pub fn weight(&self) -> &Tensor {
+        &self.weight
+    }
+
+    /// The number of rows (distinct ids).
+    pub fn vocab(&self) -> usize {
+        self.weight.shape()[0]
+    }
+
+    /// The size of each vector.
+    pub fn dim(&self) -> usize {
+        self.weight.shape()[1]
+    }
+}
+
+impl Module for Embedding {
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        vec![("weight".to_string(), self.weight.clone())]
+    }
+}

@@ -1,0 +1,133 @@
+//! [`Linear`]: `y = x Wᵀ + b`.
+
+use super::init::{self, FanMode};
+use super::module::{Module, parameter};
+use crate::check;
+use crate::tensor::Tensor;
+
+/// A fully connected layer, `y = x Wᵀ + b`, like `torch.nn.Linear`.
+///
+/// The weight is stored `[out_features, in_features]`, as in PyTorch, so a row of `W` is
+/// the weights of one output unit and PyTorch weights can be copied in unchanged.
+///
+/// ```
+/// use engine::nn::Linear;
+/// use engine::Tensor;
+///
+/// let w = Tensor::from_vec(vec![1.0, 0.0, 0.0, 2.0, 1.0, 1.0], &[3, 2]);
+/// let layer = Linear::from_weights(&w, Some(&Tensor::from_vec(vec![0.0, 0.0, 10.0], &[3])));
+/// let y = layer.forward(&Tensor::from_vec(vec![1.0, 2.0], &[1, 2]));
+/// assert_eq!(y.to_vec(), vec![1.0, 4.0, 13.0]);
+/// ```
+#[derive(Debug)]
+pub struct Linear {
+    weight: Tensor,
+    bias: Option<Tensor>,
+}
+
+impl Linear {
+    /// A layer initialised as PyTorch does: the weight with `kaiming_uniform(a = √5)`, which
+    /// is `U(-1/√in, 1/√in)`, and the bias (when `bias` is true) from the same range.
+    #[track_caller]
+    pub fn new(in_features: usize, out_features: usize, bias: bool) -> Linear {
+        check::ensure(in_features > 0 && out_features > 0, "Linear::new", || {
+            format!(
+                "in_features and out_features must be at least 1, found {in_features} and {out_features}"
+            )
+        });
+        let weight =
+            init::kaiming_uniform(&[out_features, in_features], 5f32.sqrt(), FanMode::FanIn);
+        let bound = 1.0 / (in_features as f32).sqrt();
+        let bias = bias.then(|| init::uniform(&[out_features], -bound, bound));
+        Linear::from_weights(&weight, bias.as_ref())
+    }
+
+    /// A layer with the given weight `[out, in]` and optional bias `[out]`. The tensors
+    /// become parameters (see [`parameter`](super::parameter)): a tensor that already
+    /// requires a gradient is used as is, so the caller's handle sees gradients and updates.
+    #[track_caller]
+    pub fn from_weights(weight: &Tensor, bias: Option<&Tensor>) -> Linear {
+        check::rank(
+            "Linear::from_weights",
+            "the weight ([out_features, in_features])",
+            weight.shape(),
+            2,
+        );
+        if let Some(b) = bias {
+            check::ensure(
+                b.shape() == [weight.shape()[0]],
+                "Linear::from_weights",
+                || {
+                    format!(
+                        "the bias must have shape [{}] (out_features) to match the weight {:?}, found {:?}",
+                        weight.shape()[0],
+                        weight.shape(),
+                        b.shape()
+                    )
+                },
+            );
+        }
+        Linear {
+            weight: parameter(weight),
+            bias: bias.map(parameter),
+        }
+    }
+
+    /// Applies the layer to `x` of shape `[..., in_features]`, giving `[..., out_features]`.
+    /// Leading dimensions are batch dimensions (a 1-D `x` is a single example).
+    #[track_caller]
+    pub fn forward(&self, x: &Tensor) -> Tensor {
+        check::ensure(
+            x.rank() >= 1 && x.shape()[x.rank() - 1] == self.in_features(),
+            "Linear::forward",
+            || {
+                format!(
+                    "the input's last dimension must be in_features = {}, found input shape {:?} (weight shape {:?})",
+                    self.in_features(),
+                    x.shape(),
+                    self.weight.shape()
+                )
+            },
+        );
+        let w_t = self.weight.transpose(0, 1);
+        let y = if x.rank() == 1 {
+            x.unsqueeze(0).matmul(&w_t).squeeze(0)
+        } else {
+            x.matmul(&w_t)
+        };
+        match &self.bias {
+            Some(b) => &y + b,
+            None => y,
+        }
+    }
+
+    /// The weight, `[out_features, in_features]`.
+    pub fn weight(&self) -> &Tensor {
+        &self.weight
+    }
+
+    /// The bias, `[out_features]`, if the layer has one.
+    pub fn bias(&self) -> Option<&Tensor> {
+        self.bias.as_ref()
+    }
+
+    /// The size of each input's last dimension.
+    pub fn in_features(&self) -> usize {
+        self.weight.shape()[1]
+    }
+
+    /// The size of each output's last dimension.
+    pub fn out_features(&self) -> usize {
+        self.weight.shape()[0]
+    }
+}
+
+impl Module for Linear {
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        let mut named = vec![("weight".to_string(), self.weight.clone())];
+        if let Some(b) = &self.bias {
+            named.push(("bias".to_string(), b.clone()));
+        }
+        named
+    }
+}

@@ -1,0 +1,53 @@
+//! The [`Optimizer`] trait and the checks every optimizer shares.
+
+use crate::check;
+use crate::tensor::Tensor;
+
+/// Something that updates parameters from their gradients, like `torch.optim.Optimizer`.
+///
+/// A training step is: forward, `backward`, [`step`](Optimizer::step),
+/// [`zero_grad`](Optimizer::zero_grad). A parameter without a gradient (one the loss did
+/// not reach) is skipped by `step`, as in PyTorch.
+pub trait Optimizer {
+    /// Updates every parameter that has a gradient. Runs under
+    /// [`no_grad`](crate::no_grad) and writes through [`Tensor::assign`], so every handle
+    /// to a parameter (the layer's, the optimizer's) sees the new values.
+    fn step(&mut self);
+
+    /// The parameters being optimized, in the order they were given.
+    fn parameters(&self) -> &[Tensor];
+
+    /// Forgets every parameter's gradient (PyTorch's `set_to_none=True` behaviour).
+    fn zero_grad(&self) {
+        for p in self.parameters() {
+            p.zero_grad();
+        }
+    }
+
+    /// The current learning rate.
+    fn lr(&self) -> f32;
+
+    /// Changes the learning rate, as a schedule does between steps.
+    fn set_lr(&mut self, lr: f32);
+}
+
+/// Refuses parameters that `assign` could not update: results of ops rather than leaves.
+#[track_caller]
+pub(crate) fn check_parameters(op: &str, params: &[Tensor]) {
+    for (i, p) in params.iter().enumerate() {
+        check::ensure(p.is_leaf(), op, || {
+            format!(
+                "parameter {i} (shape {:?}) is the result of an op, not a leaf; only leaves can be optimized. hint: build it with requires_grad_() or nn::parameter",
+                p.shape()
+            )
+        });
+    }
+}
+
+/// Checks that a hyper-parameter is finite and at least zero.
+#[track_caller]
+pub(crate) fn check_non_negative(op: &str, name: &str, value: f32) {
+    check::ensure(value >= 0.0 && value.is_finite(), op, || {
+        format!("{name} must be finite and ≥ 0, found {value}")
+    });
+}

@@ -1,0 +1,558 @@
+//! Tests of the `optim` module: every optimizer, the clipping and the warmup against
+//! PyTorch (golden values from `tests/golden/nn_optim.py`), plus the properties the
+//! formulas promise and the messages for bad hyper-parameters.
+
+use std::sync::LazyLock;
+
+use engine::nn::{Linear, Module};
+use engine::optim::{
+    Adam, AdamConfig, AdamW, LinearWarmup, Optimizer, Sgd, SgdConfig, clip_grad_norm,
+};
+use engine::{Tensor, manual_seed};
+use serde::Deserialize;
+use serde_json::Value;
+
+// ---------------------------------------------------------------------------------------
+// Golden data
+// ---------------------------------------------------------------------------------------
+
+static GOLDEN: LazyLock<Value> = LazyLock::new(|| {
+    serde_json::from_str(include_str!("../../tests/golden/nn_optim.json"))
+        .expect("nn_optim.json is valid JSON")
+});
+
+#[derive(Deserialize)]
+struct Stored {
+    shape: Vec<usize>,
+    data: Vec<f64>,
+}
+
+fn case(name: &str) -> &'static Value {
+    let c = &GOLDEN[name];
+    assert!(!c.is_null(), "nn_optim.json has no case {name:?}");
+    c
+}
+
+fn to_tensor(v: &Value) -> Tensor {
+    let s: Stored = serde_json::from_value(v.clone()).expect("a stored tensor");
+    Tensor::from_vec(s.data.iter().map(|&x| x as f32).collect(), &s.shape)
+}
+
+fn f32_of(v: &Value) -> f32 {
+    v.as_f64().expect("a number") as f32
+}
+
+/// Compares at f32 precision: |actual − expected| ≤ 1e-5 + 1e-5 · |expected|.
+#[track_caller]
+fn assert_matches(actual: &Tensor, expected: &Value, what: &str) {
+    let expected: Stored = serde_json::from_value(expected.clone()).expect("a stored tensor");
+    assert_eq!(actual.shape(), expected.shape.as_slice(), "shape of {what}");
+    for (i, (&a, &e)) in actual.to_vec().iter().zip(&expected.data).enumerate() {
+        let err = (f64::from(a) - e).abs();
+        assert!(
+            err <= 1e-5 + 1e-5 * e.abs(),
+            "{what}[{i}]: engine {a}, PyTorch {e} (difference {err:e})"
+        );
+    }
+}
+
+/// Gives each parameter exactly the gradient `g` (or none), through `backward` as a real
+/// loop would: the gradient of `Σ p ⊙ g` with respect to `p` is `g`.
+fn set_grads(params: &[Tensor], grads: &[Option<Tensor>]) {
+    let mut loss: Option<Tensor> = None;
+    for (p, g) in params.iter().zip(grads) {
+        p.zero_grad();
+        if let Some(g) = g {
+            let term = (p * g).sum();
+            loss = Some(match loss {
+                Some(l) => l + term,
+                None => term,
+            });
+        }
+    }
+    if let Some(l) = loss {
+        l.backward();
+    }
+}
+
+/// [`set_grads`] for a single parameter.
+fn set_grad(p: &Tensor, g: Tensor) {
+    set_grads(std::slice::from_ref(p), &[Some(g)]);
+}
+
+/// Replays a golden optimizer case: fixed parameters, fixed gradients per step (`null` for
+/// a parameter that has none on that step), parameters compared after every step.
+fn replay(name: &str, make: impl FnOnce(Vec<Tensor>, &Value) -> Box<dyn Optimizer>) {
+    let c = case(name);
+    let params: Vec<Tensor> = c["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| to_tensor(v).requires_grad_())
+        .collect();
+    let mut opt = make(params.clone(), &c["config"]);
+    let steps = c["grads"].as_array().unwrap();
+    for (step, grads) in steps.iter().enumerate() {
+        let grads: Vec<Option<Tensor>> = grads
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| (!g.is_null()).then(|| to_tensor(g)))
+            .collect();
+        set_grads(&params, &grads);
+        opt.step();
+        for (i, p) in params.iter().enumerate() {
+            assert_matches(
+                p,
+                &c["after"][step][i],
+                &format!("{name} step {step} param {i}"),
+            );
+        }
+    }
+}
+
+fn sgd_config(c: &Value) -> SgdConfig {
+    SgdConfig {
+        lr: f32_of(&c["lr"]),
+        momentum: f32_of(&c["momentum"]),
+        dampening: f32_of(&c["dampening"]),
+        weight_decay: f32_of(&c["weight_decay"]),
+        nesterov: c["nesterov"].as_bool().unwrap(),
+    }
+}
+
+fn adam_config(c: &Value) -> AdamConfig {
+    AdamConfig {
+        lr: f32_of(&c["lr"]),
+        betas: (f32_of(&c["betas"][0]), f32_of(&c["betas"][1])),
+        eps: f32_of(&c["eps"]),
+        weight_decay: f32_of(&c["weight_decay"]),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Agreement with PyTorch
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn sgd_with_momentum_and_weight_decay_matches_pytorch_step_by_step() {
+    replay("sgd_momentum_weight_decay", |p, c| {
+        Box::new(Sgd::new(p, sgd_config(c)))
+    });
+}
+
+#[test]
+fn sgd_with_nesterov_momentum_matches_pytorch_step_by_step() {
+    replay("sgd_nesterov_dampening_free", |p, c| {
+        Box::new(Sgd::new(p, sgd_config(c)))
+    });
+}
+
+#[test]
+fn sgd_with_dampening_matches_pytorch_step_by_step() {
+    replay("sgd_dampening", |p, c| Box::new(Sgd::new(p, sgd_config(c))));
+}
+
+#[test]
+fn adam_with_l2_weight_decay_matches_pytorch_including_a_step_without_gradient() {
+    replay("adam", |p, c| Box::new(Adam::new(p, adam_config(c))));
+}
+
+#[test]
+fn adamw_matches_pytorch_including_a_step_without_gradient() {
+    replay("adamw", |p, c| Box::new(AdamW::new(p, adam_config(c))));
+}
+
+fn replay_clip(name: &str) {
+    let c = case(name);
+    let grads: Vec<Tensor> = c["grads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(to_tensor)
+        .collect();
+    let params: Vec<Tensor> = grads
+        .iter()
+        .map(|g| g.zeros_like().requires_grad_())
+        .collect();
+    set_grads(&params, &grads.into_iter().map(Some).collect::<Vec<_>>());
+    let norm = clip_grad_norm(&params, f32_of(&c["max_norm"]));
+    let expected = c["norm"].as_f64().unwrap();
+    assert!(
+        (f64::from(norm) - expected).abs() <= 1e-5 * expected,
+        "norm {norm}, PyTorch {expected}"
+    );
+    for (i, p) in params.iter().enumerate() {
+        assert_matches(
+            &p.grad().unwrap(),
+            &c["clipped"][i],
+            &format!("{name} grad {i}"),
+        );
+    }
+}
+
+#[test]
+fn clip_grad_norm_matches_pytorch_when_the_norm_is_too_large() {
+    replay_clip("clip_grad_norm_clips");
+}
+
+#[test]
+fn clip_grad_norm_matches_pytorch_when_the_norm_is_already_small() {
+    replay_clip("clip_grad_norm_leaves_small_norms");
+}
+
+fn replay_warmup(name: &str) {
+    let c = case(name);
+    let schedule = LinearWarmup::new(
+        f32_of(&c["base_lr"]),
+        c["warmup_steps"].as_u64().unwrap() as usize,
+    )
+    .with_start_factor(f32_of(&c["start_factor"]));
+    for (step, lr) in c["lrs"].as_array().unwrap().iter().enumerate() {
+        let expected = lr.as_f64().unwrap();
+        let got = f64::from(schedule.lr_at(step));
+        assert!(
+            (got - expected).abs() <= 1e-7,
+            "{name} step {step}: {got}, PyTorch {expected}"
+        );
+    }
+}
+
+#[test]
+fn linear_warmup_with_a_start_factor_matches_pytorch_linear_lr() {
+    replay_warmup("warmup_start_factor");
+}
+
+#[test]
+fn linear_warmup_from_zero_matches_pytorch_lambda_lr() {
+    replay_warmup("warmup_from_zero");
+}
+
+// ---------------------------------------------------------------------------------------
+// Properties of the updates
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn plain_sgd_subtracts_lr_times_the_gradient() {
+    let p = Tensor::from_vec(vec![1.0, 2.0], &[2]).requires_grad_();
+    let mut opt = Sgd::new(
+        vec![p.clone()],
+        SgdConfig {
+            lr: 0.5,
+            ..SgdConfig::default()
+        },
+    );
+    set_grad(&p, Tensor::from_vec(vec![4.0, -2.0], &[2]));
+    opt.step();
+    assert_eq!(p.to_vec(), vec![-1.0, 3.0]);
+}
+
+#[test]
+fn sgd_momentum_buffer_starts_as_the_first_gradient() {
+    // Step 1: b = g, p -= lr·g. Step 2 with the same g: b = m·g + g, p -= lr·(1 + m)·g.
+    let p = Tensor::from_vec(vec![0.0], &[1]).requires_grad_();
+    let config = SgdConfig {
+        lr: 1.0,
+        momentum: 0.5,
+        ..SgdConfig::default()
+    };
+    let mut opt = Sgd::new(vec![p.clone()], config);
+    let g = Tensor::from_vec(vec![1.0], &[1]);
+    set_grad(&p, g.clone());
+    opt.step();
+    assert_eq!(p.to_vec(), vec![-1.0]);
+    set_grad(&p, g);
+    opt.step();
+    assert_eq!(p.to_vec(), vec![-2.5]);
+}
+
+#[test]
+fn adam_first_step_moves_each_parameter_by_lr_against_its_gradient_sign() {
+    // With m̂ = g and v̂ = g² on the first step, the update is lr · g / (|g| + eps).
+    let p = Tensor::from_vec(vec![1.0, 1.0, 1.0], &[3]).requires_grad_();
+    let mut opt = Adam::new(
+        vec![p.clone()],
+        AdamConfig {
+            lr: 0.1,
+            ..AdamConfig::default()
+        },
+    );
+    set_grad(&p, Tensor::from_vec(vec![3.0, -0.01, 200.0], &[3]));
+    opt.step();
+    for (got, want) in p.to_vec().iter().zip([0.9, 1.1, 0.9]) {
+        assert!((got - want).abs() < 1e-5, "{got} vs {want}");
+    }
+}
+
+#[test]
+fn adamw_with_a_zero_gradient_only_shrinks_the_parameter() {
+    let p = Tensor::from_vec(vec![2.0, -4.0], &[2]).requires_grad_();
+    let config = AdamConfig {
+        lr: 0.1,
+        weight_decay: 0.5,
+        ..AdamConfig::default()
+    };
+    let mut opt = AdamW::new(vec![p.clone()], config);
+    set_grad(&p, Tensor::zeros(&[2]));
+    opt.step();
+    // p · (1 − lr · wd) = p · 0.95
+    assert_eq!(p.to_vec(), vec![1.9, -3.8]);
+}
+
+/// One step with a zero gradient from p = 4 (lr 0.1, weight decay 0.5).
+fn step_with_only_decay(make: fn(Vec<Tensor>, AdamConfig) -> Box<dyn Optimizer>) -> f32 {
+    let p = Tensor::from_vec(vec![4.0], &[1]).requires_grad_();
+    let config = AdamConfig {
+        lr: 0.1,
+        weight_decay: 0.5,
+        ..AdamConfig::default()
+    };
+    let mut opt = make(vec![p.clone()], config);
+    set_grad(&p, Tensor::zeros(&[1]));
+    opt.step();
+    p.item()
+}
+
+#[test]
+fn adam_normalises_the_l2_decay_but_adamw_shrinks_in_proportion() {
+    // Adam: the decay enters the gradient (g = wd · p = 2) and the first step is normalised
+    // to lr · g / |g| = 0.1, whatever p is. AdamW: p · (1 − lr · wd) = 4 · 0.95.
+    let adam = step_with_only_decay(|p, c| Box::new(Adam::new(p, c)));
+    let adamw = step_with_only_decay(|p, c| Box::new(AdamW::new(p, c)));
+    assert!((adam - 3.9).abs() < 1e-5, "Adam gave {adam}");
+    assert!((adamw - 3.8).abs() < 1e-5, "AdamW gave {adamw}");
+}
+
+#[test]
+fn every_optimizer_leaves_parameters_without_a_gradient_untouched() {
+    type Make = fn(Vec<Tensor>) -> Box<dyn Optimizer>;
+    let optimizers: Vec<Make> = vec![
+        |p| {
+            Box::new(Sgd::new(
+                p,
+                SgdConfig {
+                    lr: 0.1,
+                    momentum: 0.9,
+                    weight_decay: 0.1,
+                    ..SgdConfig::default()
+                },
+            ))
+        },
+        |p| {
+            Box::new(Adam::new(
+                p,
+                AdamConfig {
+                    weight_decay: 0.1,
+                    ..AdamConfig::default()
+                },
+            ))
+        },
+        |p| Box::new(AdamW::new(p, AdamConfig::default_adamw())),
+    ];
+    for make in optimizers {
+        let used = Tensor::ones(&[2]).requires_grad_();
+        let unused = Tensor::ones(&[2]).requires_grad_();
+        let mut opt = make(vec![used.clone(), unused.clone()]);
+        set_grads(
+            &[used.clone(), unused.clone()],
+            &[Some(Tensor::ones(&[2])), None],
+        );
+        opt.step();
+        assert_ne!(used.to_vec(), vec![1.0, 1.0]);
+        assert_eq!(unused.to_vec(), vec![1.0, 1.0]);
+    }
+}
+
+#[test]
+fn optimizer_zero_grad_clears_every_gradient() {
+    let a = Tensor::ones(&[2]).requires_grad_();
+    let b = Tensor::ones(&[3]).requires_grad_();
+    let opt = Sgd::new(vec![a.clone(), b.clone()], SgdConfig::default());
+    (a.sum() + b.sum()).backward();
+    assert!(a.grad().is_some() && b.grad().is_some());
+    opt.zero_grad();
+    assert!(a.grad().is_none() && b.grad().is_none());
+}
+
+#[test]
+fn set_lr_changes_the_size_of_the_next_step() {
+    let p = Tensor::zeros(&[1]).requires_grad_();
+    let mut opt = Sgd::new(
+        vec![p.clone()],
+        SgdConfig {
+            lr: 1.0,
+            ..SgdConfig::default()
+        },
+    );
+    opt.set_lr(0.25);
+    assert_eq!(opt.lr(), 0.25);
+    set_grad(&p, Tensor::ones(&[1]));
+    opt.step();
+    assert_eq!(p.to_vec(), vec![-0.25]);
+}
+
+#[test]
+fn step_updates_the_layer_through_its_parameter_handles() {
+    let layer = Linear::from_weights(&Tensor::ones(&[1, 2]), None);
+    let mut opt = Sgd::new(
+        layer.parameters(),
+        SgdConfig {
+            lr: 0.5,
+            ..SgdConfig::default()
+        },
+    );
+    layer
+        .forward(&Tensor::from_vec(vec![1.0, 2.0], &[1, 2]))
+        .sum()
+        .backward();
+    opt.step();
+    assert_eq!(layer.weight().to_vec(), vec![0.5, 0.0]);
+}
+
+#[test]
+fn adam_fits_a_small_linear_regression() {
+    manual_seed(30);
+    let x = Tensor::randn(&[64, 3]);
+    let true_w = Tensor::from_vec(vec![1.5, -2.0, 0.5], &[1, 3]);
+    let y = x.matmul(&true_w.transpose(0, 1)) + 0.3;
+    let layer = Linear::new(3, 1, true);
+    let mut opt = Adam::new(
+        layer.parameters(),
+        AdamConfig {
+            lr: 0.05,
+            ..AdamConfig::default()
+        },
+    );
+    let loss = |layer: &Linear| (layer.forward(&x) - &y).square().mean();
+    let start = loss(&layer).item();
+    for _ in 0..300 {
+        opt.zero_grad();
+        loss(&layer).backward();
+        opt.step();
+    }
+    let end = loss(&layer).item();
+    assert!(end < 1e-3 * start, "loss went from {start} to {end}");
+    let w = layer.weight().to_vec();
+    for (got, want) in w.iter().zip([1.5, -2.0, 0.5]) {
+        assert!((got - want).abs() < 0.02, "weight {got}, true {want}");
+    }
+}
+
+#[test]
+fn clip_grad_norm_scales_a_gradient_shared_by_two_parameters_once() {
+    // Both inputs of an add receive the very same upstream gradient tensor.
+    let a = Tensor::zeros(&[2]).requires_grad_();
+    let b = Tensor::zeros(&[2]).requires_grad_();
+    ((&a + &b) * &Tensor::from_vec(vec![3.0, 4.0], &[2]))
+        .sum()
+        .backward();
+    let norm = clip_grad_norm(&[a.clone(), b.clone()], 1.0);
+    assert!((norm - 50f32.sqrt()).abs() < 1e-5);
+    let scale = 1.0 / (50f32.sqrt() + 1e-6);
+    for p in [&a, &b] {
+        let g = p.grad().unwrap().to_vec();
+        assert!(
+            (g[0] - 3.0 * scale).abs() < 1e-6 && (g[1] - 4.0 * scale).abs() < 1e-6,
+            "{g:?}"
+        );
+    }
+}
+
+#[test]
+fn clip_grad_norm_skips_parameters_without_gradients() {
+    let with = Tensor::zeros(&[1]).requires_grad_();
+    let without = Tensor::zeros(&[1]).requires_grad_();
+    (&with * 10.0).sum().backward();
+    let norm = clip_grad_norm(&[with.clone(), without.clone()], 5.0);
+    assert_eq!(norm, 10.0);
+    assert!(without.grad().is_none());
+    assert!((with.grad().unwrap().item() - 5.0).abs() < 1e-5);
+    assert_eq!(clip_grad_norm(&[without], 1.0), 0.0);
+}
+
+#[test]
+fn linear_warmup_without_warmup_steps_is_constant() {
+    let schedule = LinearWarmup::new(0.3, 0);
+    assert!((0..5).all(|t| schedule.lr_at(t) == 0.3));
+}
+
+#[test]
+fn linear_warmup_rises_by_equal_steps_then_holds() {
+    let schedule = LinearWarmup::new(1.0, 4).with_start_factor(0.2);
+    let lrs: Vec<f32> = (0..7).map(|t| schedule.lr_at(t)).collect();
+    let expected = [0.2, 0.4, 0.6, 0.8, 1.0, 1.0, 1.0];
+    for (got, want) in lrs.iter().zip(expected) {
+        assert!((got - want).abs() < 1e-6, "{lrs:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Messages for bad hyper-parameters
+// ---------------------------------------------------------------------------------------
+
+#[test]
+#[should_panic(expected = "Sgd::new: lr must be finite and ≥ 0, found -0.1")]
+fn sgd_rejects_a_negative_learning_rate() {
+    Sgd::new(
+        vec![],
+        SgdConfig {
+            lr: -0.1,
+            ..SgdConfig::default()
+        },
+    );
+}
+
+#[test]
+#[should_panic(
+    expected = "Sgd::new: nesterov momentum needs momentum > 0 and dampening = 0, found momentum 0 and dampening 0"
+)]
+fn sgd_rejects_nesterov_without_momentum() {
+    Sgd::new(
+        vec![],
+        SgdConfig {
+            nesterov: true,
+            ..SgdConfig::default()
+        },
+    );
+}
+
+#[test]
+#[should_panic(
+    expected = "Sgd::new: parameter 1 (shape [2]) is the result of an op, not a leaf; only leaves can be optimized"
+)]
+fn sgd_rejects_a_parameter_that_is_not_a_leaf() {
+    let w = Tensor::ones(&[2]).requires_grad_();
+    Sgd::new(vec![w.clone(), &w * 2.0], SgdConfig::default());
+}
+
+#[test]
+#[should_panic(expected = "Adam::new: both betas must be in [0, 1), found (0.9, 1)")]
+fn adam_rejects_a_beta_of_one() {
+    Adam::new(
+        vec![],
+        AdamConfig {
+            betas: (0.9, 1.0),
+            ..AdamConfig::default()
+        },
+    );
+}
+
+#[test]
+#[should_panic(expected = "AdamW::set_lr: lr must be finite and ≥ 0, found NaN")]
+fn adamw_set_lr_rejects_nan() {
+    AdamW::new(vec![], AdamConfig::default_adamw()).set_lr(f32::NAN);
+}
+
+#[test]
+#[should_panic(expected = "clip_grad_norm: max_norm must be finite and ≥ 0, found -1")]
+fn clip_grad_norm_rejects_a_negative_max_norm() {
+    clip_grad_norm(&[], -1.0);
+}
+
+#[test]
+#[should_panic(
+    expected = "LinearWarmup::with_start_factor: start_factor must be in [0, 1], found 1.5"
+)]
+fn linear_warmup_rejects_a_start_factor_above_one() {
+    let _ = LinearWarmup::new(0.1, 10).with_start_factor(1.5);
+}
