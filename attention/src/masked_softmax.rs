@@ -16,6 +16,22 @@ use crate::mask::Mask;
 ///
 /// None of them produces NaN. (Filling with `-inf`, as some code does, gives `0/0 = NaN` on
 /// a fully masked row; PyTorch's `_safe_softmax` exists to avoid exactly that.)
+///
+/// | used with | shape |
+/// |---|---|
+/// | scores | `[..., Q, K]` |
+/// | weights | `[..., Q, K]` |
+///
+/// ```
+/// use attention::{masked_softmax, Fill, Mask};
+/// use engine::Tensor;
+///
+/// // One query that may see no key at all.
+/// let nothing = Mask::ValidLens(Tensor::from_vec(vec![0.0], &[1]));
+/// let scores = Tensor::from_vec(vec![1.0, 2.0], &[1, 1, 2]);
+/// assert_eq!(masked_softmax(&scores, &nothing, Fill::Safe).to_vec(), vec![0.0, 0.0]);
+/// assert_eq!(masked_softmax(&scores, &nothing, Fill::D2l).to_vec(), vec![0.5, 0.5]);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum Fill {
     /// Masked keys get exactly zero weight; a fully masked row is all zeros.
