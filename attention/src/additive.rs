@@ -113,36 +113,13 @@ impl AdditiveAttention {
     /// Attends each query to the keys and returns the weighted sum of `values`.
     #[track_caller]
     pub fn forward(&self, queries: &Tensor, keys: &Tensor, values: &Tensor, mask: &Mask) -> Tensor {
-        let module = "AdditiveAttention";
-        check::rank(module, "queries", queries, 3, "[B, Q, query_size]");
-        check::rank(module, "keys", keys, 3, "[B, K, key_size]");
-        check::rank(module, "values", values, 3, "[B, K, dv]");
-        check::size(
-            module,
-            "queries",
-            queries,
-            2,
-            self.w_q.in_features(),
-            "query_size",
-        );
-        check::size(module, "keys", keys, 2, self.w_k.in_features(), "key_size");
-        check::size(
-            module,
-            "keys",
-            keys,
-            0,
-            queries.shape()[0],
-            "the batch size of the queries",
-        );
-        check::size(
-            module,
-            "values",
-            values,
-            0,
-            queries.shape()[0],
-            "the batch size of the queries",
-        );
-        check::keys_match_values(module, keys, values);
+        let expected = check::Expected {
+            query_rank: 3,
+            query_size: self.w_q.in_features(),
+            key_size: self.w_k.in_features(),
+            value_size: None,
+        };
+        check::inputs("AdditiveAttention", queries, keys, values, expected);
         let scores = additive_scores(
             &self.w_q.forward(queries),
             &self.w_k.forward(keys),

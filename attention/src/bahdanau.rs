@@ -120,44 +120,13 @@ impl BahdanauAttention {
         values: &Tensor,
         mask: &Mask,
     ) -> (Tensor, Tensor) {
-        let module = "BahdanauAttention";
-        check::rank(module, "query", query, 2, "[B, query_size]");
-        check::rank(module, "keys", keys, 3, "[B, K, key_size]");
-        check::rank(module, "values", values, 3, "[B, K, value_size]");
-        check::size(
-            module,
-            "query",
-            query,
-            1,
-            self.w_q.in_features(),
-            "query_size",
-        );
-        check::size(module, "keys", keys, 2, self.w_k.in_features(), "key_size");
-        check::size(
-            module,
-            "values",
-            values,
-            2,
-            self.w_o.in_features(),
-            "value_size",
-        );
-        check::size(
-            module,
-            "keys",
-            keys,
-            0,
-            query.shape()[0],
-            "the batch size of the query",
-        );
-        check::size(
-            module,
-            "values",
-            values,
-            0,
-            query.shape()[0],
-            "the batch size of the query",
-        );
-        check::keys_match_values(module, keys, values);
+        let expected = check::Expected {
+            query_rank: 2,
+            query_size: self.w_q.in_features(),
+            key_size: self.w_k.in_features(),
+            value_size: Some(self.w_o.in_features()),
+        };
+        check::inputs("BahdanauAttention", query, keys, values, expected);
         // One query per example: scores are [B, 1, K], and a [B, K] mask gains that axis.
         let mask = match mask {
             Mask::Keep(m) if m.rank() == 2 => Mask::Keep(m.unsqueeze(1)),

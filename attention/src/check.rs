@@ -45,3 +45,49 @@ pub(crate) fn heads_divide(module: &str, size_name: &str, size: usize, heads: us
         "{module}: {size_name} ({size}) is not divisible by num_heads ({heads}); each head gets {size_name} / num_heads features"
     );
 }
+
+/// What a module expects of its queries, keys and values.
+pub(crate) struct Expected {
+    /// 3 for `[B, Q, query_size]`, 2 for one query per example, `[B, query_size]`.
+    pub(crate) query_rank: usize,
+    pub(crate) query_size: usize,
+    pub(crate) key_size: usize,
+    /// `None` when any value size is accepted.
+    pub(crate) value_size: Option<usize>,
+}
+
+/// The checks every attention module makes of its inputs: ranks, feature sizes, equal
+/// batch sizes, and as many values as keys.
+#[track_caller]
+pub(crate) fn inputs(
+    module: &str,
+    queries: &Tensor,
+    keys: &Tensor,
+    values: &Tensor,
+    expected: Expected,
+) {
+    let (name, layout) = match expected.query_rank {
+        2 => ("query", "[B, query_size]"),
+        _ => ("queries", "[B, Q, query_size]"),
+    };
+    rank(module, name, queries, expected.query_rank, layout);
+    rank(module, "keys", keys, 3, "[B, K, key_size]");
+    rank(module, "values", values, 3, "[B, K, value_size]");
+    let last = expected.query_rank - 1;
+    size(
+        module,
+        name,
+        queries,
+        last,
+        expected.query_size,
+        "query_size",
+    );
+    size(module, "keys", keys, 2, expected.key_size, "key_size");
+    if let Some(value_size) = expected.value_size {
+        size(module, "values", values, 2, value_size, "value_size");
+    }
+    let batch = format!("the batch size of the {name}");
+    size(module, "keys", keys, 0, queries.shape()[0], &batch);
+    size(module, "values", values, 0, queries.shape()[0], &batch);
+    keys_match_values(module, keys, values);
+}

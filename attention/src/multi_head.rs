@@ -161,43 +161,13 @@ impl MultiHeadAttention {
     #[track_caller]
     pub fn forward(&self, queries: &Tensor, keys: &Tensor, values: &Tensor, mask: &Mask) -> Tensor {
         let module = "MultiHeadAttention";
-        check::rank(module, "queries", queries, 3, "[B, Q, query_size]");
-        check::rank(module, "keys", keys, 3, "[B, K, key_size]");
-        check::rank(module, "values", values, 3, "[B, K, value_size]");
-        check::size(
-            module,
-            "queries",
-            queries,
-            2,
-            self.w_q.in_features(),
-            "query_size",
-        );
-        check::size(module, "keys", keys, 2, self.w_k.in_features(), "key_size");
-        check::size(
-            module,
-            "values",
-            values,
-            2,
-            self.w_v.in_features(),
-            "value_size",
-        );
-        check::size(
-            module,
-            "keys",
-            keys,
-            0,
-            queries.shape()[0],
-            "the batch size of the queries",
-        );
-        check::size(
-            module,
-            "values",
-            values,
-            0,
-            queries.shape()[0],
-            "the batch size of the queries",
-        );
-        check::keys_match_values(module, keys, values);
+        let expected = check::Expected {
+            query_rank: 3,
+            query_size: self.w_q.in_features(),
+            key_size: self.w_k.in_features(),
+            value_size: Some(self.w_v.in_features()),
+        };
+        check::inputs(module, queries, keys, values, expected);
         // Check the mask against the scores as the caller sees them, [B, Q, K], before the
         // heads are folded into the batch.
         mask.keep_for(
