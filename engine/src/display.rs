@@ -73,7 +73,11 @@ fn format_value(v: f32) -> String {
     } else if v.is_infinite() {
         if v > 0.0 { "inf".into() } else { "-inf".into() }
     } else if v != 0.0 && (v.abs() >= 1e8 || v.abs() < 1e-4) {
-        format!("{v:.4e}")
+        // PyTorch writes the exponent with a sign and two digits: 1.0000e-06.
+        let text = format!("{v:.4e}");
+        let (mantissa, exponent) = text.split_once('e').expect("{:e} output has an exponent");
+        let exponent: i32 = exponent.parse().expect("{:e} exponent is an integer");
+        format!("{mantissa}e{exponent:+03}")
     } else {
         format!("{v:.4}")
     }

@@ -656,3 +656,19 @@ fn composite_attention_scores_gradcheck() {
         ],
     );
 }
+
+#[test]
+fn repeat_interleave_gradcheck() {
+    // Each input entry is copied `repeats` times, so its gradient is the sum of the
+    // upstream over its copies.
+    check(
+        "repeat_interleave [2,3] x2 dim 0",
+        |t| t[0].repeat_interleave(2, 0),
+        &[randn(&[2, 3], 91)],
+    );
+    check(
+        "repeat_interleave [2,3] x3 dim -1",
+        |t| t[0].repeat_interleave(3, -1),
+        &[randn(&[2, 3], 92)],
+    );
+}
