@@ -221,3 +221,31 @@ fn causal_self_attention_input_of_the_wrong_width() {
         "CausalSelfAttention::forward: x must be [B, T, d_model] with d_model = 8, found [1, 3, 6]"
     );
 }
+
+#[test]
+fn a_module_error_points_at_the_callers_line() {
+    use std::sync::{Arc, Mutex};
+    let seen: Arc<Mutex<Option<(String, u32)>>> = Arc::default();
+    let slot = Arc::clone(&seen);
+    let this_test = std::thread::current().id();
+    // The hook is process-wide and other tests panic on purpose in parallel: record only
+    // this thread's panic.
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let here = std::thread::current().id() == this_test;
+        if let Some(l) = info.location().filter(|_| here) {
+            slot.lock()
+                .unwrap()
+                .get_or_insert((l.file().to_string(), l.line()));
+        }
+    }));
+    let attention = MultiHeadAttention::new(8, 2, 0.0, false);
+    let expected_line = line!() + 2;
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        attention.forward(&z(&[1, 2, 8]), &z(&[1, 3, 8]), &z(&[1, 4, 8]), &Mask::None);
+    }));
+    std::panic::set_hook(previous);
+    assert!(result.is_err());
+    let (file, line) = seen.lock().unwrap().clone().expect("a panic location");
+    assert_eq!((file.as_str(), line), (file!(), expected_line));
+}
