@@ -2,7 +2,7 @@
 //! `tests/golden/nn_optim.py`), gradients against finite differences, initialisers against
 //! their formulas, parameter bookkeeping, train/eval, and the messages for bad input.
 
-use std::sync::LazyLock;
+mod nn_golden;
 
 use engine::gradcheck::gradcheck;
 use engine::nn::init::{self, FanMode};
@@ -10,52 +10,20 @@ use engine::nn::{
     Dropout, Embedding, Gru, GruCell, LayerNorm, Linear, Module, parameter, prefixed,
 };
 use engine::{Tensor, manual_seed};
-use serde::Deserialize;
+use nn_golden::{assert_close, case, to_tensor};
 use serde_json::Value;
 
 // ---------------------------------------------------------------------------------------
 // Golden data
 // ---------------------------------------------------------------------------------------
 
-static GOLDEN: LazyLock<Value> = LazyLock::new(|| {
-    serde_json::from_str(include_str!("../../tests/golden/nn_optim.json"))
-        .expect("nn_optim.json is valid JSON")
-});
-
-#[derive(Deserialize)]
-struct Stored {
-    shape: Vec<usize>,
-    data: Vec<f64>,
-}
-
-fn case(name: &str) -> &'static Value {
-    let c = &GOLDEN[name];
-    assert!(!c.is_null(), "nn_optim.json has no case {name:?}");
-    c
-}
-
-fn stored(case: &Value, key: &str) -> Stored {
-    serde_json::from_value(case[key].clone())
-        .unwrap_or_else(|e| panic!("field {key:?} is not a stored tensor: {e}"))
-}
-
 fn tensor(case: &Value, key: &str) -> Tensor {
-    let s = stored(case, key);
-    Tensor::from_vec(s.data.iter().map(|&v| v as f32).collect(), &s.shape)
+    to_tensor(&case[key])
 }
 
-/// Compares at f32 precision: |actual − expected| ≤ 1e-5 + 1e-5 · |expected|.
 #[track_caller]
 fn assert_matches(actual: &Tensor, case: &Value, key: &str) {
-    let expected = stored(case, key);
-    assert_eq!(actual.shape(), expected.shape.as_slice(), "shape of {key}");
-    for (i, (&a, &e)) in actual.to_vec().iter().zip(&expected.data).enumerate() {
-        let err = (f64::from(a) - e).abs();
-        assert!(
-            err <= 1e-5 + 1e-5 * e.abs(),
-            "{key}[{i}]: engine {a}, PyTorch {e} (difference {err:e})"
-        );
-    }
+    assert_close(actual, &case[key], key);
 }
 
 #[track_caller]

@@ -2,58 +2,27 @@
 //! PyTorch (golden values from `tests/golden/nn_optim.py`), plus the properties the
 //! formulas promise and the messages for bad hyper-parameters.
 
-use std::sync::LazyLock;
+mod nn_golden;
 
 use engine::nn::{Linear, Module};
 use engine::optim::{
     Adam, AdamConfig, AdamW, LinearWarmup, Optimizer, Sgd, SgdConfig, clip_grad_norm,
 };
 use engine::{Tensor, manual_seed};
-use serde::Deserialize;
+use nn_golden::{assert_close, case, to_tensor};
 use serde_json::Value;
 
 // ---------------------------------------------------------------------------------------
 // Golden data
 // ---------------------------------------------------------------------------------------
 
-static GOLDEN: LazyLock<Value> = LazyLock::new(|| {
-    serde_json::from_str(include_str!("../../tests/golden/nn_optim.json"))
-        .expect("nn_optim.json is valid JSON")
-});
-
-#[derive(Deserialize)]
-struct Stored {
-    shape: Vec<usize>,
-    data: Vec<f64>,
-}
-
-fn case(name: &str) -> &'static Value {
-    let c = &GOLDEN[name];
-    assert!(!c.is_null(), "nn_optim.json has no case {name:?}");
-    c
-}
-
-fn to_tensor(v: &Value) -> Tensor {
-    let s: Stored = serde_json::from_value(v.clone()).expect("a stored tensor");
-    Tensor::from_vec(s.data.iter().map(|&x| x as f32).collect(), &s.shape)
-}
-
 fn f32_of(v: &Value) -> f32 {
     v.as_f64().expect("a number") as f32
 }
 
-/// Compares at f32 precision: |actual − expected| ≤ 1e-5 + 1e-5 · |expected|.
 #[track_caller]
 fn assert_matches(actual: &Tensor, expected: &Value, what: &str) {
-    let expected: Stored = serde_json::from_value(expected.clone()).expect("a stored tensor");
-    assert_eq!(actual.shape(), expected.shape.as_slice(), "shape of {what}");
-    for (i, (&a, &e)) in actual.to_vec().iter().zip(&expected.data).enumerate() {
-        let err = (f64::from(a) - e).abs();
-        assert!(
-            err <= 1e-5 + 1e-5 * e.abs(),
-            "{what}[{i}]: engine {a}, PyTorch {e} (difference {err:e})"
-        );
-    }
+    assert_close(actual, expected, what);
 }
 
 /// Gives each parameter exactly the gradient `g` (or none), through `backward` as a real
