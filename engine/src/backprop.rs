@@ -25,6 +25,22 @@ use crate::tensor::Tensor;
 impl Tensor {
     /// Computes the gradient of this scalar with respect to every leaf that requires one,
     /// adding it to the leaf's [`grad`](Tensor::grad). Starts from an upstream gradient of 1.
+    ///
+    /// Gradients *accumulate*: a leaf used twice receives both contributions, and so does a
+    /// leaf across two calls. Calling `backward` again on the same graph is allowed (the
+    /// graph is kept for as long as the tensor lives): intermediate gradients start from
+    /// zero on every call, and each call adds its full gradient to the leaves once more, as
+    /// PyTorch does with `retain_graph=True`. Call [`zero_grad`](Tensor::zero_grad) (or an
+    /// optimizer's) between training steps.
+    ///
+    /// ```
+    /// use engine::Tensor;
+    /// let x = Tensor::from_vec(vec![3.0], &[1]).requires_grad_();
+    /// let y = x.square().sum(); // dy/dx = 2x = 6
+    /// y.backward();
+    /// y.backward();
+    /// assert_eq!(x.grad().unwrap().item(), 12.0); // 6 + 6
+    /// ```
     #[track_caller]
     pub fn backward(&self) {
         check::ensure(self.numel() == 1, "backward", || {

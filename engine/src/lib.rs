@@ -19,6 +19,30 @@
 //! - `cpu/`: the kernels, plain loops over slices.
 //! - `check.rs`: shape checks and their messages.
 //! - [`nn`], [`optim`], [`gradcheck`]: layers, optimizers, the finite-difference checker.
+//!
+//! Each op in three places, all under `src/`:
+//!
+//! | op | forward (checks, then kernel) | kernel | derivative: arm of `input_grads` in `backprop.rs` |
+//! |---|---|---|---|
+//! | `add` `sub` `mul` `div` | `ops/arithmetic.rs` | `cpu/elementwise.rs` | `Op::Add` … `Op::Div` |
+//! | `neg` `exp` `log` `tanh` `sigmoid` `relu` `gelu` `sqrt` `powf` | `ops/unary.rs` | `ops/elementwise_fn.rs` | `Op::Neg` … `Op::Powf` |
+//! | `sum` `sum_dim` `sum_dims` `max` `max_dim` (`mean` = sum × 1/n) | `ops/reduce.rs` | `cpu/reduce.rs` | `Op::Sum`, `Op::Max` |
+//! | `softmax` `log_softmax` | `ops/softmax.rs` | `cpu/reduce.rs` | `Op::Softmax`, `Op::LogSoftmax` |
+//! | `matmul` `bmm` | `ops/matmul.rs` | `cpu/matmul.rs` | `Op::Matmul` |
+//! | `reshape` `unsqueeze` `squeeze` `permute` `transpose` `broadcast_to` `expand` | `ops/reshape.rs` | `cpu/layout.rs` | `Op::Reshape`, `Op::Permute`, `Op::Expand` |
+//! | `concat` `stack` `narrow` `slice` | `ops/join.rs` | `cpu/layout.rs` | `Op::Concat`, `Op::Narrow` |
+//! | `index_select` `embedding` `repeat_interleave` `where_cond` `masked_fill` | `ops/indexing.rs` | `cpu/layout.rs`, `cpu/elementwise.rs` | `Op::IndexSelect`, `Op::Where` |
+//! | `dropout`, `rand`, `randn` | `ops/random.rs` | — (a `mul` by a mask) | through `Op::Mul` |
+//! | `cross_entropy` | `ops/loss.rs` | — (composed) | through the ops it uses |
+//!
+//! Design choices a reader should know:
+//! - Every tensor is stored contiguously in row-major order. `transpose` and `permute` copy;
+//!   `reshape` and `detach` share the buffer. Kernels stay plain loops with no stride logic
+//!   beyond [`shape::strides`].
+//! - There is one element type, `f32`. Indices (token ids, class targets) are `f32` tensors
+//!   of whole numbers, checked before use; masks are `f32` tensors of 0s and 1s.
+//! - Ops panic on a shape mistake, with a message naming the op and the shapes, at the
+//!   caller's line; they do not return `Result`.
 
 pub mod anomaly;
 mod backprop;
