@@ -185,3 +185,12 @@ fn set_grad_replaces_the_gradient() {
 fn set_grad_checks_the_shape() {
     leaf(&[1.0, 2.0]).set_grad(Some(Tensor::zeros(&[3])));
 }
+
+#[test]
+fn relu_derivative_at_exactly_zero_is_zero_as_in_pytorch() {
+    // relu is not differentiable at 0; PyTorch (and this engine) take the derivative there
+    // to be 0, so a unit sitting exactly at 0 passes no gradient.
+    let x = leaf(&[-1.0, 0.0, 2.0]);
+    x.relu().sum().backward();
+    assert_eq!(x.grad().unwrap().to_vec(), vec![0.0, 0.0, 1.0]);
+}
