@@ -197,7 +197,14 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
         // d √x = dx / (2 √x)
         Op::Sqrt(x) => one(x, &|| g * 0.5 / out),
         // d xᵖ = p xᵖ⁻¹ dx
-        Op::Powf(x, p) => one(x, &|| g * *p * x.powf(p - 1.0)),
+        // (p = 0 is a constant: its derivative is 0 even at x = 0, where p·x⁻¹ is 0·∞.)
+        Op::Powf(x, p) => one(x, &|| {
+            if *p == 0.0 {
+                g.zeros_like()
+            } else {
+                g * *p * x.powf(p - 1.0)
+            }
+        }),
         // Every summed element receives the gradient of its sum.
         Op::Sum { x, dims, keepdim } => one(x, &|| unreduce(g, x.shape(), dims, *keepdim)),
         // The gradient goes to the maximal elements, shared equally between ties.

@@ -36,6 +36,17 @@ pub(crate) fn fail_dim(op: &str, dim: i64, rank: usize) -> ! {
     )
 }
 
+#[track_caller]
+pub(crate) fn fail_insert_dim(op: &str, dim: i64, rank: usize) -> ! {
+    fail(
+        op,
+        format!(
+            "cannot insert a dimension at {dim} in a tensor of rank {rank} (valid positions are 0..={rank} or -{}..=-1)",
+            rank + 1
+        ),
+    )
+}
+
 /// The broadcast shape of `a` and `b`, or a panic that explains which dimension disagrees.
 #[track_caller]
 pub(crate) fn broadcast(op: &str, a: &[usize], b: &[usize]) -> Vec<usize> {
@@ -115,21 +126,19 @@ pub(crate) fn rank(op: &str, what: &str, shape: &[usize], rank: usize) {
 /// Checks that every value of an index tensor is a whole number in `0..limit`.
 #[track_caller]
 pub(crate) fn indices(op: &str, values: &[f32], limit: usize, what: &str) -> Vec<usize> {
-    values
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| {
-            if v.fract() != 0.0 || v < 0.0 || v >= limit as f32 {
-                fail(
-                    op,
-                    format!(
-                        "index {v} at position {i} is not a whole number in 0..{limit} ({what})"
-                    ),
-                );
-            }
-            v as usize
-        })
-        .collect()
+    // A plain loop, not a closure: `#[track_caller]` does not reach into closures, and the
+    // panic must point at the caller's line.
+    let mut out = Vec::with_capacity(values.len());
+    for (i, &v) in values.iter().enumerate() {
+        if v.fract() != 0.0 || v < 0.0 || v >= limit as f32 {
+            fail(
+                op,
+                format!("index {v} at position {i} is not a whole number in 0..{limit} ({what})"),
+            );
+        }
+        out.push(v as usize);
+    }
+    out
 }
 
 #[cfg(test)]

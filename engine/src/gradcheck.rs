@@ -87,7 +87,11 @@ pub fn gradcheck_with(
     let leaves: Vec<Tensor> = inputs.iter().map(|t| t.detach().requires_grad_()).collect();
     let out = f(&leaves);
     let weights = Tensor::normal_with(out.shape(), 0.0, 1.0, &mut rng_from_seed(0x6752_6164));
-    (&out * &weights).sum().backward();
+    // An output that does not depend on the inputs (a constant, a comparison) has a zero
+    // gradient, which the finite differences below must confirm.
+    if out.requires_grad() {
+        (&out * &weights).sum().backward();
+    }
 
     // L as a function of one input's values, accumulated in f64 to keep rounding noise out
     // of the difference quotient.
@@ -144,6 +148,12 @@ mod tests {
     fn accepts_a_correct_derivative() {
         let x = Tensor::from_vec(vec![0.5, -1.0, 2.0], &[3]);
         assert_eq!(gradcheck(|t| t[0].square(), &[x]), Ok(()));
+    }
+
+    #[test]
+    fn a_function_that_ignores_its_input_has_a_zero_gradient() {
+        let x = Tensor::from_vec(vec![0.5, -1.0], &[2]);
+        assert_eq!(gradcheck(|t| t[0].gt(&Tensor::scalar(0.0)), &[x]), Ok(()));
     }
 
     #[test]

@@ -19,7 +19,6 @@
 //! assert!(memory::peak_bytes() >= before + 4096);
 //! ```
 
-use std::cell::RefCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -41,11 +40,11 @@ impl Counter {
 }
 
 thread_local! {
-    static COUNTER: RefCell<Arc<Counter>> = RefCell::new(Arc::new(Counter::default()));
+    static COUNTER: Arc<Counter> = Arc::new(Counter::default());
 }
 
 fn this_thread() -> Arc<Counter> {
-    COUNTER.with(|c| c.borrow().clone())
+    COUNTER.with(Arc::clone)
 }
 
 /// Bytes held by the live tensor buffers allocated on this thread.

@@ -72,39 +72,48 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
 /// Implemented for the integer types a literal can take, so `x.softmax(-1)` and
 /// `x.transpose(1, 2)` both read naturally.
 pub trait Dim: Copy {
+    /// The index as written (negative counts from the end).
+    fn as_i64(self) -> i64;
+
     /// Resolves this index against a tensor of rank `rank`, panicking with a message that
     /// names `op` when it is out of range.
     #[track_caller]
-    fn resolve(self, op: &str, rank: usize) -> usize;
+    fn resolve(self, op: &str, rank: usize) -> usize {
+        let d = self.as_i64();
+        match resolve_index(d, rank) {
+            Some(r) => r,
+            None => check::fail_dim(op, d, rank),
+        }
+    }
+
+    /// Resolves a position at which a new dimension is inserted into a tensor of rank
+    /// `rank` (`0..=rank`, with `-1` meaning after the last), as `unsqueeze` and `stack` do.
+    #[track_caller]
+    fn resolve_insert(self, op: &str, rank: usize) -> usize {
+        let d = self.as_i64();
+        match resolve_index(d, rank + 1) {
+            Some(r) => r,
+            None => check::fail_insert_dim(op, d, rank),
+        }
+    }
 }
 
-macro_rules! impl_signed_dim {
+fn resolve_index(d: i64, rank: usize) -> Option<usize> {
+    let r = rank as i64;
+    let resolved = if d < 0 { d + r } else { d };
+    (0..r).contains(&resolved).then_some(resolved as usize)
+}
+
+macro_rules! impl_dim {
     ($($t:ty),*) => {$(
         impl Dim for $t {
-            #[track_caller]
-            fn resolve(self, op: &str, rank: usize) -> usize {
-                let r = rank as i64;
-                let d = self as i64;
-                let resolved = if d < 0 { d + r } else { d };
-                if resolved < 0 || resolved >= r {
-                    check::fail_dim(op, d, rank);
-                }
-                resolved as usize
+            fn as_i64(self) -> i64 {
+                self as i64
             }
         }
     )*};
 }
-impl_signed_dim!(i32, i64, isize);
-
-impl Dim for usize {
-    #[track_caller]
-    fn resolve(self, op: &str, rank: usize) -> usize {
-        if self >= rank {
-            check::fail_dim(op, self as i64, rank);
-        }
-        self
-    }
-}
+impl_dim!(i32, i64, isize, usize);
 
 #[cfg(test)]
 mod tests {

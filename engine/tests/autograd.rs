@@ -194,3 +194,28 @@ fn relu_derivative_at_exactly_zero_is_zero_as_in_pytorch() {
     x.relu().sum().backward();
     assert_eq!(x.grad().unwrap().to_vec(), vec![0.0, 0.0, 1.0]);
 }
+
+#[test]
+fn powf_zero_has_a_zero_derivative_even_at_zero() {
+    // x⁰ = 1 is constant; p·xᵖ⁻¹ would be 0·∞ = NaN at x = 0.
+    let x = leaf(&[0.0, 2.0]);
+    x.powf(0.0).sum().backward();
+    assert_eq!(x.grad().unwrap().to_vec(), vec![0.0, 0.0]);
+}
+
+#[test]
+fn cross_entropy_ignores_minus_infinity_in_other_classes() {
+    // A vocabulary mask written as -inf must not make the loss NaN (−inf · 0 is NaN).
+    // PyTorch: cross_entropy([[0, -inf, 1]], [0]) = log(1 + e) = 1.3132616.
+    let logits = Tensor::from_vec(vec![0.0, f32::NEG_INFINITY, 1.0], &[1, 3]).requires_grad_();
+    let loss = logits.cross_entropy(&Tensor::from_vec(vec![0.0], &[1]), engine::Reduction::Mean);
+    assert!((loss.item() - 1.313_261_6).abs() < 1e-6, "{loss}");
+    loss.backward();
+    // softmax − onehot = [1/(1+e) − 1, 0, e/(1+e)]
+    let e = std::f32::consts::E;
+    let g = logits.grad().unwrap().to_vec();
+    let expected = [1.0 / (1.0 + e) - 1.0, 0.0, e / (1.0 + e)];
+    for (got, want) in g.iter().zip(expected) {
+        assert!((got - want).abs() < 1e-6, "{g:?}");
+    }
+}

@@ -213,12 +213,14 @@ fn narrow_outside_the_dimension() {
 fn an_index_out_of_range_is_caught_before_any_kernel_runs() {
     let weight = Tensor::zeros(&[10, 4]);
     let ids = Tensor::from_vec(vec![1.0, 10.0], &[2]);
-    let (msg, _, _) = failure(|| {
+    let expected_line = line!() + 2;
+    let (msg, file, line) = failure(|| {
         let _ = Tensor::embedding(&ids, &weight);
     });
+    assert_eq!((file.as_str(), line), (file!(), expected_line));
     assert_eq!(
         msg,
-        "index_select: index 10 at position 1 is not a whole number in 0..10 (dimension size)"
+        "embedding: index 10 at position 1 is not a whole number in 0..10 (the vocabulary size)"
     );
 }
 
@@ -312,5 +314,68 @@ fn mean_dim_names_itself_when_the_dimension_is_out_of_range() {
     assert!(
         msg.starts_with("mean_dim: dimension 5 is out of range"),
         "{msg}"
+    );
+}
+
+#[test]
+fn unsqueeze_and_stack_name_the_valid_insert_positions() {
+    let (msg, _, _) = failure(|| {
+        let _ = Tensor::zeros(&[2, 3]).unsqueeze(5);
+    });
+    assert_eq!(
+        msg,
+        "unsqueeze: cannot insert a dimension at 5 in a tensor of rank 2 (valid positions are 0..=2 or -3..=-1)"
+    );
+    let (msg, _, _) = failure(|| {
+        let _ = Tensor::stack(&[Tensor::zeros(&[2])], -3);
+    });
+    assert!(
+        msg.starts_with("stack: cannot insert a dimension at -3 in a tensor of rank 1"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn expand_refuses_negative_sizes_instead_of_making_an_empty_tensor() {
+    let (msg, _, _) = failure(|| {
+        let _ = Tensor::ones(&[3]).expand([-1, 3]);
+    });
+    assert!(
+        msg.starts_with("expand: size -1 at position 0 of [-1, 3] is invalid for shape [3]"),
+        "{msg}"
+    );
+    let (msg, _, _) = failure(|| {
+        let _ = Tensor::ones(&[1, 3]).expand([-2, 3]);
+    });
+    assert!(msg.starts_with("expand: size -2 at position 0"), "{msg}");
+    assert_eq!(Tensor::ones(&[1, 3]).expand([4, -1]).shape(), &[4, 3]);
+}
+
+#[test]
+fn errors_raised_inside_loops_and_helpers_still_point_at_the_caller() {
+    let x = Tensor::zeros(&[2, 3]);
+    let expected_line = line!() + 2;
+    let (msg, file, line) = failure(|| {
+        let _ = x.sum_dims(&[0, 7], false);
+    });
+    assert_eq!((file.as_str(), line), (file!(), expected_line), "{msg}");
+    let expected_line = line!() + 2;
+    let (msg, file, line) = failure(|| {
+        let _ = x.permute([0, 9]);
+    });
+    assert_eq!((file.as_str(), line), (file!(), expected_line), "{msg}");
+    let expected_line = line!() + 2;
+    let (msg, file, line) = failure(|| {
+        let _ = x.expand([-3, 2, 3]);
+    });
+    assert_eq!((file.as_str(), line), (file!(), expected_line), "{msg}");
+    let expected_line = line!() + 2;
+    let (msg, file, line) = failure(|| {
+        let _ = Tensor::rand(&[2], 1.0, 0.0);
+    });
+    assert_eq!((file.as_str(), line), (file!(), expected_line), "{msg}");
+    assert_eq!(
+        msg,
+        "rand: needs finite low < high, found low = 1, high = 0"
     );
 }

@@ -662,14 +662,14 @@ fn linear_new_rejects_zero_features() {
 
 #[test]
 #[should_panic(
-    expected = "Embedding::forward: id 5 at position 2 of ids [4] is not a whole number in 0..5 (the vocabulary size)"
+    expected = "embedding: index 5 at position 2 is not a whole number in 0..5 (the vocabulary size)"
 )]
 fn embedding_forward_rejects_an_id_past_the_vocabulary() {
     Embedding::new(5, 2).forward(&Tensor::from_vec(vec![0.0, 4.0, 5.0, 1.0], &[4]));
 }
 
 #[test]
-#[should_panic(expected = "Embedding::forward: id 1.5 at position 0")]
+#[should_panic(expected = "embedding: index 1.5 at position 0")]
 fn embedding_forward_rejects_a_fractional_id() {
     Embedding::new(5, 2).forward(&Tensor::from_vec(vec![1.5], &[1]));
 }

@@ -50,8 +50,8 @@ pub(crate) fn softmax_dim(
         for i in 0..inner {
             let at = |k: usize| (o * n + k) * inner + i;
             let max = (0..n).map(|k| a[at(k)]).fold(f32::NEG_INFINITY, f32::max);
-            // A line of -inf has no finite maximum; shifting by 0 keeps the NaN that
-            // PyTorch also gives for a softmax over nothing.
+            // A line with no finite maximum (all -inf, or a +inf) is not shifted: all -inf
+            // gives 0/0 = NaN everywhere, as in PyTorch; a +inf gives NaN at the +inf.
             let shift = if max.is_finite() { max } else { 0.0 };
             let total: f32 = (0..n).map(|k| (a[at(k)] - shift).exp()).sum();
             for k in 0..n {

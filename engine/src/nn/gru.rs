@@ -77,17 +77,19 @@ impl GruCell {
             )
         });
         let h = rows / 3;
-        let expect = |name: &str, t: &Tensor, shape: &[usize]| {
-            check::ensure(t.shape() == shape, op, || {
+        // A function, not a closure, so that `#[track_caller]` reaches the caller's line.
+        #[track_caller]
+        fn expect(name: &str, t: &Tensor, shape: &[usize], h: usize) {
+            check::ensure(t.shape() == shape, "GruCell::from_weights", || {
                 format!(
                     "{name} must have shape {shape:?} for hidden_size {h}, found {:?}",
                     t.shape()
                 )
             });
-        };
-        expect("weight_hh", weight_hh, &[3 * h, h]);
-        expect("bias_ih", bias_ih, &[3 * h]);
-        expect("bias_hh", bias_hh, &[3 * h]);
+        }
+        expect("weight_hh", weight_hh, &[3 * h, h], h);
+        expect("bias_ih", bias_ih, &[3 * h], h);
+        expect("bias_hh", bias_hh, &[3 * h], h);
         GruCell {
             weight_ih: parameter(weight_ih),
             weight_hh: parameter(weight_hh),

@@ -51,6 +51,8 @@ impl Tensor {
             weight.shape(),
             2,
         );
+        let vocab = weight.shape()[0];
+        check::indices("embedding", &ids.to_vec(), vocab, "the vocabulary size");
         let flat = ids.reshape([-1]);
         let rows = weight.index_select(0, &flat);
         let mut shape = ids.shape().to_vec();

@@ -68,7 +68,7 @@ impl Tensor {
                 )
             });
         }
-        let d = dim.resolve("stack", first.len() + 1);
+        let d = dim.resolve_insert("stack", first.len());
         let lifted: Vec<Tensor> = tensors.iter().map(|t| t.borrow().unsqueeze(d)).collect();
         Tensor::concat(&lifted, d)
     }

@@ -47,13 +47,16 @@ impl Tensor {
         );
         let classes = self.shape()[rank - 1];
         let picked = check::indices("cross_entropy", &targets.to_vec(), classes, "class count");
-        // One-hot targets as a constant: the loss is −Σ onehot · log_softmax.
+        // The loss picks −log_softmax at each target. Picking with `where_cond` rather than
+        // multiplying by a one-hot keeps a -inf logit elsewhere in the row from turning
+        // into -inf · 0 = NaN.
         let mut onehot = vec![0.0; self.numel()];
         for (row, &c) in picked.iter().enumerate() {
             onehot[row * classes + c] = 1.0;
         }
         let onehot = Tensor::from_parts(onehot, self.shape().to_vec());
-        let per_example = -(self.log_softmax(-1) * onehot).sum_dim(-1, false);
+        let picked = onehot.where_cond(&self.log_softmax(-1), &Tensor::scalar(0.0));
+        let per_example = -picked.sum_dim(-1, false);
         match reduction {
             Reduction::Mean => per_example.mean(),
             Reduction::Sum => per_example.sum(),

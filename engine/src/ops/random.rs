@@ -11,17 +11,15 @@ impl Tensor {
     /// Values drawn uniformly from `[low, high)` with this thread's seeded generator.
     #[track_caller]
     pub fn rand(shape: &[usize], low: f32, high: f32) -> Tensor {
+        // Checked here too, outside the closure, so a mistake points at the caller's line.
+        check_uniform(low, high);
         with_rng(|rng| Tensor::rand_with(shape, low, high, rng))
     }
 
     /// Values drawn uniformly from `[low, high)` with the given generator.
     #[track_caller]
     pub fn rand_with(shape: &[usize], low: f32, high: f32, rng: &mut impl rand::Rng) -> Tensor {
-        check::ensure(
-            low < high && low.is_finite() && high.is_finite(),
-            "rand",
-            || format!("needs finite low < high, found low = {low}, high = {high}"),
-        );
+        check_uniform(low, high);
         let dist = Uniform::new(low, high).expect("checked bounds");
         Tensor::from_parts(
             (0..numel(shape)).map(|_| dist.sample(rng)).collect(),
@@ -37,21 +35,14 @@ impl Tensor {
     /// Normal values with the given mean and standard deviation.
     #[track_caller]
     pub fn normal(shape: &[usize], mean: f32, std: f32) -> Tensor {
+        check_normal(mean, std);
         with_rng(|rng| Tensor::normal_with(shape, mean, std, rng))
     }
 
     /// Normal values drawn with the given generator.
     #[track_caller]
     pub fn normal_with(shape: &[usize], mean: f32, std: f32, rng: &mut impl rand::Rng) -> Tensor {
-        check::ensure(
-            std >= 0.0 && std.is_finite() && mean.is_finite(),
-            "normal",
-            || {
-                format!(
-                    "needs a finite mean and a finite std ≥ 0, found mean = {mean}, std = {std}"
-                )
-            },
-        );
+        check_normal(mean, std);
         let dist = Normal::new(mean, std).expect("checked parameters");
         Tensor::from_parts(
             (0..numel(shape)).map(|_| dist.sample(rng)).collect(),
@@ -84,4 +75,22 @@ impl Tensor {
         });
         self * Tensor::from_parts(mask, self.shape().to_vec())
     }
+}
+
+#[track_caller]
+fn check_uniform(low: f32, high: f32) {
+    check::ensure(
+        low < high && low.is_finite() && high.is_finite(),
+        "rand",
+        || format!("needs finite low < high, found low = {low}, high = {high}"),
+    );
+}
+
+#[track_caller]
+fn check_normal(mean: f32, std: f32) {
+    check::ensure(
+        std >= 0.0 && std.is_finite() && mean.is_finite(),
+        "normal",
+        || format!("needs a finite mean and a finite std ≥ 0, found mean = {mean}, std = {std}"),
+    );
 }

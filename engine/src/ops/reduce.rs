@@ -52,13 +52,15 @@ impl Tensor {
         self.sum_dims_resolved(vec![d], keepdim)
     }
 
-    /// The sum over several dimensions at once.
+    /// The sum over several dimensions at once. An empty list reduces nothing and returns
+    /// the values unchanged (PyTorch's `sum(dim=[])` reduces everything: use [`Tensor::sum`]).
     #[track_caller]
     pub fn sum_dims<D: Dim>(&self, dims: &[D], keepdim: bool) -> Tensor {
-        let mut resolved: Vec<usize> = dims
-            .iter()
-            .map(|d| d.resolve("sum_dims", self.rank()))
-            .collect();
+        // Loops rather than closures in this layer: `#[track_caller]` stops at a closure.
+        let mut resolved = Vec::with_capacity(dims.len());
+        for d in dims {
+            resolved.push(d.resolve("sum_dims", self.rank()));
+        }
         resolved.sort_unstable();
         let before = resolved.len();
         resolved.dedup();

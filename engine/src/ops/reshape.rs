@@ -87,7 +87,7 @@ impl Tensor {
     /// Inserts a dimension of size 1 at `dim` (which may be `rank`, or `-1` for the end).
     #[track_caller]
     pub fn unsqueeze(&self, dim: impl Dim) -> Tensor {
-        let d = dim.resolve("unsqueeze", self.rank() + 1);
+        let d = dim.resolve_insert("unsqueeze", self.rank());
         let mut shape = self.shape().to_vec();
         shape.insert(d, 1);
         self.reshape(shape)
@@ -126,7 +126,10 @@ impl Tensor {
                 self.shape()
             )
         });
-        let perm: Vec<usize> = spec.iter().map(|&d| d.resolve("permute", rank)).collect();
+        let mut perm = Vec::with_capacity(rank);
+        for &d in &spec {
+            perm.push(d.resolve("permute", rank));
+        }
         let mut seen = vec![false; rank];
         for &p in &perm {
             check::ensure(!seen[p], "permute", || {
@@ -173,18 +176,27 @@ impl Tensor {
     #[track_caller]
     pub fn expand(&self, shape: impl ShapeArg) -> Tensor {
         let spec = shape.entries();
-        let pad = spec.len().saturating_sub(self.rank());
-        let target: Vec<usize> = spec
-            .iter()
-            .enumerate()
-            .map(|(i, &s)| {
-                if s == -1 && i >= pad {
-                    self.shape()[i - pad]
-                } else {
-                    s.max(0) as usize
-                }
-            })
-            .collect();
+        check::ensure(spec.len() >= self.rank(), "expand", || {
+            format!(
+                "the target {spec:?} has fewer dimensions than the tensor's shape {:?}",
+                self.shape()
+            )
+        });
+        let pad = spec.len() - self.rank();
+        let mut target = Vec::with_capacity(spec.len());
+        for (i, &s) in spec.iter().enumerate() {
+            target.push(match s {
+                -1 if i >= pad => self.shape()[i - pad],
+                s if s >= 0 => s as usize,
+                _ => check::fail(
+                    "expand",
+                    format!(
+                        "size {s} at position {i} of {spec:?} is invalid for shape {:?}: sizes must be ≥ 0, and -1 (keep the size) only refers to an existing dimension",
+                        self.shape()
+                    ),
+                ),
+            });
+        }
         self.broadcast_to(&target)
     }
 }
