@@ -76,6 +76,13 @@ impl AdditiveAttention {
     /// `w_v: [1, h]` (to reproduce a PyTorch model number for number).
     #[track_caller]
     pub fn from_weights(w_q: &Tensor, w_k: &Tensor, w_v: &Tensor, dropout: f32) -> Self {
+        for (name, w, layout) in [
+            ("W_q", w_q, "[h, query_size]"),
+            ("W_k", w_k, "[h, key_size]"),
+            ("w_v", w_v, "[1, h]"),
+        ] {
+            check::rank("AdditiveAttention::from_weights", name, w, 2, layout);
+        }
         Self::from_parts(
             Linear::from_weights(w_q, None),
             Linear::from_weights(w_k, None),

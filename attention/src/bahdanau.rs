@@ -111,6 +111,21 @@ impl BahdanauAttention {
         self.w_q.out_features()
     }
 
+    /// The size of a query, `query_size`.
+    pub fn query_size(&self) -> usize {
+        self.w_q.in_features()
+    }
+
+    /// The size of a key, `key_size`.
+    pub fn key_size(&self) -> usize {
+        self.w_k.in_features()
+    }
+
+    /// The size of a value (and of the context), `value_size`.
+    pub fn value_size(&self) -> usize {
+        self.w_o.in_features()
+    }
+
     /// Returns `(context [B, value_size], weights [B, K])`.
     #[track_caller]
     pub fn forward(
@@ -127,14 +142,31 @@ impl BahdanauAttention {
             value_size: Some(self.w_o.in_features()),
         };
         check::inputs("BahdanauAttention", query, keys, values, expected);
+        self.attend("BahdanauAttention", query, keys, values, mask)
+    }
+
+    /// The computation of [`forward`](Self::forward) on checked inputs; `module` names the
+    /// caller in mask errors (a multi-head module runs each head through this).
+    #[track_caller]
+    pub(crate) fn attend(
+        &self,
+        module: &str,
+        query: &Tensor,
+        keys: &Tensor,
+        values: &Tensor,
+        mask: &Mask,
+    ) -> (Tensor, Tensor) {
         // One query per example: scores are [B, 1, K], and a [B, K] mask gains that axis.
         let mask = match mask {
             Mask::Keep(m) if m.rank() == 2 => Mask::Keep(m.unsqueeze(1)),
+            Mask::Causal { .. } => panic!(
+                "{module}: a causal mask has no meaning for one query per example; hint: pass Keep ([B, K]) or ValidLens ([B])"
+            ),
             other => other.clone(),
         };
         let q = self.w_q.forward(query).unsqueeze(1);
         let scores = additive_scores(&q, &self.w_k.forward(keys), &self.v.unsqueeze(0));
-        let weights = masked_softmax_in("BahdanauAttention", &scores, &mask, self.fill);
+        let weights = masked_softmax_in(module, &scores, &mask, self.fill);
         let pooled = weights.bmm(values).squeeze(1);
         let weights = weights.squeeze(1);
         self.weights.store(&weights);

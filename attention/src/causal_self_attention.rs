@@ -156,14 +156,14 @@ impl CausalSelfAttention {
         // [B, H, T, d] → [B, T, H·d]
         let merged = out.transpose(1, 2);
         let (b, t) = (merged.shape()[0], merged.shape()[1]);
-        self.w_o.forward(&merged.reshape([b as i64, t as i64, -1]))
+        self.w_o.forward(&merged.reshape([b, t, self.d_model()]))
     }
 
     /// Projects `x: [B, T, d_model]` with `w` and splits the heads: `[B, H, T, d_model / H]`.
     fn heads(&self, w: &Linear, x: &Tensor) -> Tensor {
-        let (b, t) = (x.shape()[0] as i64, x.shape()[1] as i64);
+        let (b, t, h) = (x.shape()[0], x.shape()[1], self.num_heads);
         w.forward(x)
-            .reshape([b, t, self.num_heads as i64, -1])
+            .reshape([b, t, h, self.d_model() / h])
             .transpose(1, 2)
     }
 

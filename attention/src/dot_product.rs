@@ -2,6 +2,7 @@
 
 use engine::Tensor;
 use engine::nn::{Dropout, Module};
+use engine::shape::broadcast_shapes;
 
 use crate::check;
 use crate::mask::Mask;
@@ -81,6 +82,17 @@ fn attention_weights(
         keys.size(-1)
     );
     check::keys_match_values(module, keys, values);
+    let batch = |t: &Tensor| t.shape()[..t.rank() - 2].to_vec();
+    let (qb, kb, vb) = (batch(queries), batch(keys), batch(values));
+    assert!(
+        broadcast_shapes(&qb, &kb)
+            .and_then(|qk| broadcast_shapes(&qk, &vb))
+            .is_some(),
+        "{module}: the leading (batch) dimensions of queries {:?}, keys {:?} and values {:?} do not broadcast ({qb:?}, {kb:?}, {vb:?})",
+        queries.shape(),
+        keys.shape(),
+        values.shape()
+    );
     let scale = scale.unwrap_or(1.0 / (d as f32).sqrt());
     let scores = queries.matmul(&keys.transpose(-2, -1)) * scale;
     masked_softmax_in(module, &scores, mask, fill)

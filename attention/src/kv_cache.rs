@@ -73,7 +73,8 @@ impl KvCache {
     }
 
     /// Forgets every stored token (the next append may use a new batch size or head
-    /// layout). The buffers are kept for reuse.
+    /// layout). The allocation is kept: a next sequence of the same layout fits in the
+    /// same [`capacity`](KvCache::capacity) without growing.
     pub fn reset(&mut self) {
         self.len = 0;
         self.layout = None;
@@ -92,8 +93,13 @@ impl KvCache {
         let layout = [b, h, keys.shape()[3], values.shape()[3]];
         match self.layout {
             None => {
+                // After a reset the allocation is reused: it holds this many tokens of the
+                // new layout (and nothing stored needs to move, since len is 0).
+                let [_, _, dk, dv] = layout;
+                let fits =
+                    |buffer: &[f32], d: usize| buffer.len().checked_div(b * h * d).unwrap_or(0);
                 self.layout = Some(layout);
-                self.capacity = 0;
+                self.capacity = fits(&self.keys, dk).min(fits(&self.values, dv));
             }
             Some(expected) => assert!(
                 expected == layout,

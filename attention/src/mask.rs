@@ -13,7 +13,7 @@ use engine::shape::broadcast_shapes;
 /// | variant | tensor shape | query `q` of batch element `b` sees key `k` when |
 /// |---|---|---|
 /// | `None` | — | always |
-/// | `ValidLens(lens)` | `[B]` | `k < lens[b]` (every query of `b` alike) |
+/// | `ValidLens(lens)` | `[B]`, for scores `[B, ..., Q, K]` | `k < lens[b]` (every query of `b` alike) |
 /// | `ValidLens(lens)` | `[B, Q]` | `k < lens[b, q]` |
 /// | `Keep(mask)` | broadcasts to the scores `[..., Q, K]` | `mask[.., q, k] == 1` |
 /// | `Causal { offset }` | — | `k <= q + offset` |
@@ -118,10 +118,14 @@ impl Mask {
 #[track_caller]
 fn valid_lens_keep(module: &str, lens: &Tensor, scores: &[usize]) -> Tensor {
     let rank = scores.len();
+    assert!(
+        rank >= 3,
+        "{module}: valid lengths need attention scores with a batch dimension, [B, ..., Q, K], found {scores:?}; hint: unsqueeze(0) the scores, or use a Keep mask"
+    );
     let (batch, q, k) = (scores[0], scores[rank - 2], scores[rank - 1]);
     let per_query = match lens.shape() {
-        [b] if *b == batch && rank >= 2 => false,
-        [b, lq] if *b == batch && *lq == q && rank >= 3 => true,
+        [b] if *b == batch => false,
+        [b, lq] if *b == batch && *lq == q => true,
         other => panic!(
             "{module}: valid lengths must have shape [{batch}] (one per batch element) or [{batch}, {q}] (one per query) for attention scores {scores:?}, found {other:?}"
         ),

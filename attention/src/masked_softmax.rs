@@ -4,9 +4,12 @@ use engine::Tensor;
 
 use crate::mask::Mask;
 
-/// What masked scores become before the softmax. The choice matters only for a query that
-/// may attend to no key at all (a fully masked row); otherwise all three give the same
-/// weights, since `exp(-1e6 - max)` is exactly 0 in `f32`.
+/// What masked scores become before the softmax. For a row with at least one visible key,
+/// all three give the same weights as long as the fill is far below the real scores
+/// (`exp(fill − max)` underflows to exactly 0 in `f32`, as `exp(-1e6 − max)` does for any
+/// ordinary score). They differ on a query that may attend to no key at all (a fully
+/// masked row), and when real scores are themselves near the fill value (then only `Safe`
+/// still excludes the masked keys).
 ///
 /// | policy | masked score | a fully masked row gives |
 /// |---|---|---|
@@ -14,8 +17,9 @@ use crate::mask::Mask;
 /// | `D2l` | `-1e6` (d2l's `masked_softmax`) | uniform weights over *all* keys |
 /// | `Constant(c)` | `c` (the first article uses `-1e9`) | uniform weights over all keys |
 ///
-/// None of them produces NaN. (Filling with `-inf`, as some code does, gives `0/0 = NaN` on
-/// a fully masked row; PyTorch's `_safe_softmax` exists to avoid exactly that.)
+/// None of them produces NaN; a `Constant` must be finite. (Filling with `-inf`, as some
+/// code does, gives `0/0 = NaN` on a fully masked row; PyTorch's `_safe_softmax` exists to
+/// avoid exactly that.)
 ///
 /// | used with | shape |
 /// |---|---|
@@ -74,6 +78,12 @@ pub fn masked_softmax(scores: &Tensor, mask: &Mask, fill: Fill) -> Tensor {
 /// [`masked_softmax`] with errors reported under the name of the calling module.
 #[track_caller]
 pub(crate) fn masked_softmax_in(module: &str, scores: &Tensor, mask: &Mask, fill: Fill) -> Tensor {
+    if let Fill::Constant(value) = fill {
+        assert!(
+            value.is_finite(),
+            "{module}: Fill::Constant needs a finite value, found {value}; hint: -inf makes a fully masked row 0/0 = NaN, and Fill::Safe excludes masked keys exactly"
+        );
+    }
     let Some(keep) = mask.keep_for(module, scores.shape()) else {
         return scores.softmax(-1);
     };

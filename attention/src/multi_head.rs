@@ -134,27 +134,33 @@ impl MultiHeadAttention {
 
     /// `[B, T, num_hiddens] → [B·H, T, num_hiddens / H]`: head `h` of example `b` becomes
     /// batch row `b·H + h`.
+    #[track_caller]
     pub fn transpose_qkv(&self, x: &Tensor) -> Tensor {
-        let x = x.reshape([
-            x.shape()[0] as i64,
-            x.shape()[1] as i64,
-            self.num_heads as i64,
-            -1,
-        ]);
-        let x = x.permute([0, 2, 1, 3]);
-        x.reshape([-1, x.shape()[2] as i64, x.shape()[3] as i64])
+        let h = self.num_heads;
+        assert!(
+            x.rank() == 3 && x.shape()[2] % h == 0,
+            "MultiHeadAttention::transpose_qkv: x must be [B, T, num_hiddens] with num_hiddens divisible by num_heads ({h}), found {:?}",
+            x.shape()
+        );
+        let (b, t, d) = (x.shape()[0], x.shape()[1], x.shape()[2] / h);
+        x.reshape([b, t, h, d])
+            .permute([0, 2, 1, 3])
+            .reshape([b * h, t, d])
     }
 
     /// The inverse of [`transpose_qkv`](Self::transpose_qkv): `[B·H, T, d] → [B, T, H·d]`.
+    #[track_caller]
     pub fn transpose_output(&self, x: &Tensor) -> Tensor {
-        let x = x.reshape([
-            -1,
-            self.num_heads as i64,
-            x.shape()[1] as i64,
-            x.shape()[2] as i64,
-        ]);
-        let x = x.permute([0, 2, 1, 3]);
-        x.reshape([x.shape()[0] as i64, x.shape()[1] as i64, -1])
+        let h = self.num_heads;
+        assert!(
+            x.rank() == 3 && x.shape()[0] % h == 0,
+            "MultiHeadAttention::transpose_output: x must be [B·num_heads, T, d] with num_heads = {h}, found {:?}",
+            x.shape()
+        );
+        let (b, t, d) = (x.shape()[0] / h, x.shape()[1], x.shape()[2]);
+        x.reshape([b, h, t, d])
+            .permute([0, 2, 1, 3])
+            .reshape([b, t, h * d])
     }
 
     /// Attends every query to the keys in every head.
@@ -204,11 +210,7 @@ impl AttentionWeights for MultiHeadAttention {
     /// `[B, num_heads, Q, K]`.
     fn last_attention_weights(&self) -> Option<Tensor> {
         let w = self.attention.last_attention_weights()?;
-        Some(w.reshape([
-            -1,
-            self.num_heads as i64,
-            w.shape()[1] as i64,
-            w.shape()[2] as i64,
-        ]))
+        let h = self.num_heads;
+        Some(w.reshape([w.shape()[0] / h, h, w.shape()[1], w.shape()[2]]))
     }
 }

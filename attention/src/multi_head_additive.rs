@@ -66,9 +66,25 @@ impl MultiHeadAdditiveAttention {
     /// A module from given heads and output projection.
     #[track_caller]
     pub fn from_parts(heads: Vec<BahdanauAttention>, w_o: Linear) -> Self {
+        let module = "MultiHeadAdditiveAttention";
+        assert!(!heads.is_empty(), "{module}: needs at least one head");
+        let sizes = |h: &BahdanauAttention| [h.query_size(), h.key_size(), h.value_size()];
+        let first = sizes(&heads[0]);
+        for (i, head) in heads.iter().enumerate() {
+            assert!(
+                sizes(head) == first,
+                "{module}: head {i} takes [query_size, key_size, value_size] = {:?} but head 0 takes {first:?}",
+                sizes(head)
+            );
+        }
         assert!(
-            !heads.is_empty(),
-            "MultiHeadAdditiveAttention: needs at least one head"
+            w_o.in_features() == heads.len() * first[2],
+            "{module}: {} heads of value_size {} give {} features but W_o {:?} reads {}",
+            heads.len(),
+            first[2],
+            heads.len() * first[2],
+            w_o.weight().shape(),
+            w_o.in_features()
         );
         MultiHeadAdditiveAttention {
             heads,
@@ -92,19 +108,22 @@ impl MultiHeadAdditiveAttention {
         values: &Tensor,
         mask: &Mask,
     ) -> (Tensor, Tensor) {
-        let (contexts, weights): (Vec<Tensor>, Vec<Tensor>) = self
-            .heads
-            .iter()
-            .map(|head| head.forward(query, keys, values, mask))
-            .unzip();
+        let first = &self.heads[0];
+        let expected = check::Expected {
+            query_rank: 2,
+            query_size: first.query_size(),
+            key_size: first.key_size(),
+            value_size: Some(first.value_size()),
+        };
+        check::inputs("MultiHeadAdditiveAttention", query, keys, values, expected);
+        let module = "MultiHeadAdditiveAttention";
+        let (mut contexts, mut weights) = (Vec::new(), Vec::new());
+        for head in &self.heads {
+            let (context, w) = head.attend(module, query, keys, values, mask);
+            contexts.push(context);
+            weights.push(w);
+        }
         let concatenated = Tensor::concat(&contexts, -1);
-        assert!(
-            concatenated.size(-1) == self.w_o.in_features(),
-            "MultiHeadAdditiveAttention: {} heads give {} features but W_o reads {}",
-            self.heads.len(),
-            concatenated.size(-1),
-            self.w_o.in_features()
-        );
         let weights = Tensor::stack(&weights, 1);
         self.weights.store(&weights);
         (self.w_o.forward(&concatenated), weights)

@@ -113,3 +113,12 @@ fn multi_head_weights_keep_batch_elements_apart() {
         "element 1 sees all three keys in both heads"
     );
 }
+
+#[test]
+fn multi_head_attention_handles_zero_queries() {
+    let mha = MultiHeadAttention::new(4, 2, 0.0, false);
+    let kv = Tensor::randn(&[2, 3, 4]);
+    let y = mha.forward(&Tensor::zeros(&[2, 0, 4]), &kv, &kv, &Mask::None);
+    assert_eq!(y.shape(), &[2, 0, 4]);
+    assert_eq!(mha.last_attention_weights().unwrap().shape(), &[2, 2, 0, 3]);
+}

@@ -249,3 +249,109 @@ fn a_module_error_points_at_the_callers_line() {
     let (file, line) = seen.lock().unwrap().clone().expect("a panic location");
     assert_eq!((file.as_str(), line), (file!(), expected_line));
 }
+
+#[test]
+fn a_non_finite_constant_fill_is_refused() {
+    let msg = message(|| {
+        let lens = Mask::ValidLens(Tensor::from_vec(vec![1.0], &[1]));
+        attention::masked_softmax(&z(&[1, 1, 2]), &lens, Fill::Constant(f32::NEG_INFINITY));
+    });
+    assert!(
+        msg.starts_with("masked_softmax: Fill::Constant needs a finite value, found -inf"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn valid_lengths_need_scores_with_a_batch_dimension() {
+    let msg = message(|| {
+        let lens = Mask::ValidLens(Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]));
+        attention::masked_softmax(&z(&[3, 4]), &lens, Fill::Safe);
+    });
+    assert!(
+        msg.starts_with("masked_softmax: valid lengths need attention scores with a batch dimension, [B, ..., Q, K], found [3, 4]"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn bahdanau_refuses_a_causal_mask() {
+    let msg = message(|| {
+        BahdanauAttention::new(4, 4, 4, 8).forward(
+            &z(&[2, 4]),
+            &z(&[2, 3, 4]),
+            &z(&[2, 3, 4]),
+            &Mask::causal(),
+        );
+    });
+    assert!(
+        msg.starts_with(
+            "BahdanauAttention: a causal mask has no meaning for one query per example"
+        ),
+        "{msg}"
+    );
+}
+
+#[test]
+fn multi_head_additive_attention_names_itself() {
+    let attention = MultiHeadAdditiveAttention::new(4, 4, 4, 8, 2);
+    let msg = message(|| {
+        attention.forward(&z(&[2, 5]), &z(&[2, 3, 4]), &z(&[2, 3, 4]), &Mask::None);
+    });
+    assert_eq!(
+        msg,
+        "MultiHeadAdditiveAttention: query [2, 5] has 5 at dimension 1 but query_size is 4"
+    );
+    let msg = message(|| {
+        let mask = Mask::Keep(Tensor::ones(&[2, 7]));
+        attention.forward(&z(&[2, 4]), &z(&[2, 3, 4]), &z(&[2, 3, 4]), &mask);
+    });
+    assert!(
+        msg.starts_with("MultiHeadAdditiveAttention: the mask has shape [2, 1, 7]"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn multi_head_additive_heads_must_agree() {
+    let msg = message(|| {
+        let heads = vec![
+            BahdanauAttention::new(4, 4, 4, 2),
+            BahdanauAttention::new(5, 4, 4, 2),
+        ];
+        MultiHeadAdditiveAttention::from_parts(heads, engine::nn::Linear::new(8, 4, true));
+    });
+    assert_eq!(
+        msg,
+        "MultiHeadAdditiveAttention: head 1 takes [query_size, key_size, value_size] = [5, 4, 4] but head 0 takes [4, 4, 4]"
+    );
+}
+
+#[test]
+fn scaled_dot_product_batches_that_do_not_broadcast() {
+    let msg = message(|| {
+        scaled_dot_product_attention(
+            &z(&[2, 3, 8]),
+            &z(&[3, 5, 8]),
+            &z(&[3, 5, 8]),
+            &Mask::None,
+            Fill::Safe,
+            None,
+        );
+    });
+    assert!(
+        msg.starts_with("scaled_dot_product_attention: the leading (batch) dimensions of queries [2, 3, 8], keys [3, 5, 8] and values [3, 5, 8] do not broadcast"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn transpose_qkv_wants_three_dimensions() {
+    let msg = message(|| {
+        MultiHeadAttention::new(8, 2, 0.0, false).transpose_qkv(&z(&[4, 8]));
+    });
+    assert!(
+        msg.starts_with("MultiHeadAttention::transpose_qkv: x must be [B, T, num_hiddens]"),
+        "{msg}"
+    );
+}

@@ -121,3 +121,26 @@ proptest! {
         prop_assert!(max_abs_diff(&full, &stepped) < 1e-5, "difference {}", max_abs_diff(&full, &stepped));
     }
 }
+
+#[test]
+fn a_reset_keeps_the_allocation_for_the_next_sequence() {
+    let mut cache = KvCache::new(2);
+    for _ in 0..5 {
+        cache.append(&Tensor::ones(&[1, 2, 1, 3]), &Tensor::ones(&[1, 2, 1, 3]));
+    }
+    assert_eq!(cache.capacity(), 8);
+    cache.reset();
+    cache.append(&Tensor::ones(&[1, 2, 1, 3]), &Tensor::ones(&[1, 2, 1, 3]));
+    assert_eq!(cache.capacity(), 8, "no regrowth from scratch");
+    assert_eq!(cache.len(), 1);
+    assert_eq!(cache.keys().to_vec(), vec![1.0; 6]);
+}
+
+#[test]
+fn an_empty_sequence_gives_an_empty_output() {
+    let layer = CausalSelfAttention::new(4, 2, true);
+    assert_eq!(
+        layer.forward(&Tensor::zeros(&[1, 0, 4])).shape(),
+        &[1, 0, 4]
+    );
+}
