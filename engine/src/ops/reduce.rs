@@ -97,7 +97,8 @@ impl Tensor {
     }
 
     /// The largest element, as a scalar tensor. Ties share the gradient equally (as
-    /// PyTorch's `max()` and `amax` do).
+    /// PyTorch's `max()` and `amax` do). A NaN element makes the maximum NaN, and then the
+    /// gradient is NaN too (PyTorch routes it to the NaN's position instead).
     #[track_caller]
     pub fn max(&self) -> Tensor {
         check::ensure(self.numel() > 0, "max", || "the tensor is empty".into());
