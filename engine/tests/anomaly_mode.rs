@@ -1,17 +1,9 @@
 //! Anomaly mode names the first op whose forward or backward output is not finite.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
+mod common;
 
+use common::panic_message;
 use engine::{Tensor, anomaly};
-
-fn panic_message(f: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
 
 #[test]
 fn off_by_default_log_of_zero_is_minus_infinity() {

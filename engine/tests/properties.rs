@@ -5,9 +5,7 @@
 
 mod common;
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
-use common::{away_from_zero, check, randn, uniform};
+use common::{away_from_zero, check, panic_message, randn, uniform};
 use engine::shape::{broadcast_shapes, numel, strides};
 use engine::{Tensor, manual_seed};
 use proptest::prelude::*;
@@ -92,16 +90,6 @@ fn unravel(mut flat: usize, shape: &[usize]) -> Vec<usize> {
 /// The dimensions whose flag is set.
 fn dims_subset(mask: &[bool]) -> Vec<usize> {
     (0..mask.len()).filter(|&d| mask[d]).collect()
-}
-
-/// The message of the panic `f` raises.
-fn panic_message(f: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
 }
 
 proptest! {

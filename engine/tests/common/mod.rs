@@ -4,6 +4,8 @@
 // Each test file uses only some of these.
 #![allow(dead_code)]
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
 use engine::Tensor;
 use engine::gradcheck::{GradcheckOptions, gradcheck_with};
 use engine::random::rng_from_seed;
@@ -72,4 +74,14 @@ pub fn ids(values: &[usize], shape: &[usize]) -> Tensor {
 /// A 0/1 mask as an `f32` tensor.
 pub fn mask(values: &[u8], shape: &[usize]) -> Tensor {
     Tensor::from_vec(values.iter().map(|&v| f32::from(v)).collect(), shape)
+}
+
+/// The message of the panic `f` raises.
+pub fn panic_message(f: impl FnOnce()) -> String {
+    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
 }
