@@ -1,7 +1,10 @@
 //! Additive attention (Bahdanau et al.), batched over queries: d2l's `AdditiveAttention`.
 
 use engine::Tensor;
-use engine::nn::{Dropout, Linear, Module, prefixed};
+use engine::nn::{
+    Dropout, DropoutConfig, Linear, LinearConfig, LoadError, Module, StateDict, StateReader,
+    prefixed,
+};
 
 use crate::check;
 use crate::mask::Mask;
@@ -14,9 +17,33 @@ use crate::weights::{AttentionWeights, WeightsSlot};
 /// `queries: [B, Q, h]` and `keys: [B, K, h]` are already projected; `w` is `[1, h]` (the
 /// weight of a bias-free `Linear(h, 1)`). The broadcast sum builds a `[B, Q, K, h]`
 /// feature tensor, which is what makes additive attention cost `B·Q·K·h` memory.
+#[track_caller]
 pub(crate) fn additive_scores(queries: &Tensor, keys: &Tensor, w: &Tensor) -> Tensor {
     let features = (queries.unsqueeze(2) + keys.unsqueeze(1)).tanh();
     features.matmul(&w.transpose(0, 1)).squeeze(-1)
+}
+
+/// The settings of an [`AdditiveAttention`] module; names follow d2l's
+/// `AdditiveAttention(num_hiddens, dropout)`, with the query and key sizes that PyTorch's
+/// `LazyLinear` infers written out.
+///
+/// ```
+/// use attention::{AdditiveAttentionConfig, Fill};
+/// let config = AdditiveAttentionConfig { query_size: 20, key_size: 2, num_hiddens: 8, ..Default::default() };
+/// assert_eq!((config.dropout, config.fill), (0.0, Fill::Safe));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AdditiveAttentionConfig {
+    /// The size of each query (no default: must be set).
+    pub query_size: usize,
+    /// The size of each key (no default: must be set); it may differ from `query_size`.
+    pub key_size: usize,
+    /// The size `h` of the hidden space in which queries and keys are added (no default).
+    pub num_hiddens: usize,
+    /// Dropout on the attention weights, in training mode (default 0).
+    pub dropout: f32,
+    /// What masked scores become (default [`Fill::Safe`]; [`Fill::D2l`] reproduces d2l).
+    pub fill: Fill,
 }
 
 /// Additive attention over a batch of queries, exactly d2l's `AdditiveAttention`: queries
@@ -29,23 +56,32 @@ pub(crate) fn additive_scores(queries: &Tensor, keys: &Tensor, w: &Tensor) -> Te
 /// | `queries` | `[B, Q, query_size]` |
 /// | `keys` | `[B, K, key_size]` |
 /// | `values` | `[B, K, dv]` |
-/// | `mask` | see [`Mask`] (`ValidLens` of `[B]` or `[B, Q]`, …) |
+/// | `mask` | see [`Mask`]: scores are `[B, Q, K]` |
 /// | output | `[B, Q, dv]` |
 /// | [`last_attention_weights`](AttentionWeights::last_attention_weights) | `[B, Q, K]` |
 ///
-/// Parameters (PyTorch layout, `[out, in]`): `W_q.weight: [h, query_size]`,
+/// Parameters (PyTorch layout, `[out, in]`, d2l's names): `W_q.weight: [h, query_size]`,
 /// `W_k.weight: [h, key_size]`, `w_v.weight: [1, h]`.
 ///
+/// A new module is in training mode (dropout on, as in PyTorch); call
+/// [`eval`](Module::eval) before measuring.
+///
 /// ```
-/// use attention::{AdditiveAttention, Mask};
+/// use attention::{AdditiveAttention, AdditiveAttentionConfig, Mask};
 /// use engine::Tensor;
 ///
 /// engine::manual_seed(0);
-/// let attention = AdditiveAttention::new(20, 2, 8, 0.1);
-/// let queries = Tensor::randn(&[2, 1, 20]);
-/// let keys = Tensor::ones(&[2, 10, 2]);
+/// let attention = AdditiveAttention::new(AdditiveAttentionConfig {
+///     query_size: 20,
+///     key_size: 2,
+///     num_hiddens: 8,
+///     dropout: 0.1,
+///     ..Default::default()
+/// });
+/// let queries = Tensor::randn([2, 1, 20]);
+/// let keys = Tensor::ones([2, 10, 2]);
 /// let values = Tensor::arange(40).reshape([1, 10, 4]).expand([2, 10, 4]);
-/// let lens = Mask::ValidLens(Tensor::from_vec(vec![2.0, 6.0], &[2]));
+/// let lens = Mask::valid_lens(&Tensor::from_vec(vec![2.0, 6.0], [2]));
 /// assert_eq!(attention.forward(&queries, &keys, &values, &lens).shape(), &[2, 1, 4]);
 /// ```
 #[derive(Debug)]
@@ -59,62 +95,54 @@ pub struct AdditiveAttention {
 }
 
 impl AdditiveAttention {
-    /// A module for queries of size `query_size` and keys of size `key_size`, scored in a
-    /// hidden space of size `num_hiddens`, with dropout on the weights. Initialised like
-    /// PyTorch's `Linear`.
+    /// A module initialised like PyTorch's `Linear` layers.
     #[track_caller]
-    pub fn new(query_size: usize, key_size: usize, num_hiddens: usize, dropout: f32) -> Self {
-        Self::from_parts(
-            Linear::new(query_size, num_hiddens, false),
-            Linear::new(key_size, num_hiddens, false),
-            Linear::new(num_hiddens, 1, false),
-            dropout,
+    pub fn new(config: AdditiveAttentionConfig) -> Self {
+        let (q, k, h) = Self::check_config("AdditiveAttention::new", &config);
+        Self::from_layers(
+            Linear::new(no_bias(q, h)),
+            Linear::new(no_bias(k, h)),
+            Linear::new(no_bias(h, 1)),
+            config,
         )
     }
 
-    /// A module with given weights `W_q: [h, query_size]`, `W_k: [h, key_size]`,
-    /// `w_v: [1, h]` (to reproduce a PyTorch model number for number).
+    /// A module whose parameters are the given tensors (shared, not copied, so gradients
+    /// reach them), by the names listed above; every problem is reported at once. To copy
+    /// values into an existing module, use [`load_state_dict`](Module::load_state_dict).
     #[track_caller]
-    pub fn from_weights(w_q: &Tensor, w_k: &Tensor, w_v: &Tensor, dropout: f32) -> Self {
-        for (name, w, layout) in [
-            ("W_q", w_q, "[h, query_size]"),
-            ("W_k", w_k, "[h, key_size]"),
-            ("w_v", w_v, "[1, h]"),
-        ] {
-            check::rank("AdditiveAttention::from_weights", name, w, 2, layout);
-        }
-        Self::from_parts(
-            Linear::from_weights(w_q, None),
-            Linear::from_weights(w_k, None),
-            Linear::from_weights(w_v, None),
-            dropout,
-        )
+    pub fn from_state_dict(
+        config: AdditiveAttentionConfig,
+        state: &StateDict,
+    ) -> Result<Self, LoadError> {
+        let (q, k, h) = Self::check_config("AdditiveAttention::from_state_dict", &config);
+        let mut reader = StateReader::new(state);
+        let w_q = reader.linear("W_q", no_bias(q, h));
+        let w_k = reader.linear("W_k", no_bias(k, h));
+        let w_v = reader.linear("w_v", no_bias(h, 1));
+        reader.finish()?;
+        Ok(Self::from_layers(w_q, w_k, w_v, config))
     }
 
     #[track_caller]
-    fn from_parts(w_q: Linear, w_k: Linear, w_v: Linear, dropout: f32) -> Self {
-        let h = w_q.out_features();
-        assert!(
-            w_k.out_features() == h && w_v.in_features() == h && w_v.out_features() == 1,
-            "AdditiveAttention: W_q {:?}, W_k {:?} and w_v {:?} must be [h, query_size], [h, key_size] and [1, h] with one h",
-            w_q.weight().shape(),
-            w_k.weight().shape(),
-            w_v.weight().shape()
-        );
+    fn check_config(module: &str, c: &AdditiveAttentionConfig) -> (usize, usize, usize) {
+        check::positive(module, "query_size", c.query_size);
+        check::positive(module, "key_size", c.key_size);
+        check::positive(module, "num_hiddens", c.num_hiddens);
+        check::probability(module, "dropout", c.dropout);
+        check::fill(module, c.fill);
+        (c.query_size, c.key_size, c.num_hiddens)
+    }
+
+    fn from_layers(w_q: Linear, w_k: Linear, w_v: Linear, config: AdditiveAttentionConfig) -> Self {
         AdditiveAttention {
             w_q,
             w_k,
             w_v,
-            dropout: Dropout::new(dropout),
-            fill: Fill::Safe,
+            dropout: Dropout::new(DropoutConfig { p: config.dropout }),
+            fill: config.fill,
             weights: WeightsSlot::default(),
         }
-    }
-
-    /// The same module with another fill policy ([`Fill::D2l`] reproduces d2l exactly).
-    pub fn with_fill(mut self, fill: Fill) -> Self {
-        self.fill = fill;
-        self
     }
 
     /// Attends each query to the keys and returns the weighted sum of `values`.
@@ -138,8 +166,26 @@ impl AdditiveAttention {
     }
 }
 
+/// A bias-free projection from `i` to `o` features.
+pub(crate) fn no_bias(i: usize, o: usize) -> LinearConfig {
+    LinearConfig {
+        in_features: i,
+        out_features: o,
+        bias: false,
+    }
+}
+
+/// A projection from `i` to `o` features, with or without a bias.
+pub(crate) fn projection(i: usize, o: usize, bias: bool) -> LinearConfig {
+    LinearConfig {
+        in_features: i,
+        out_features: o,
+        bias,
+    }
+}
+
 impl Module for AdditiveAttention {
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+    fn list_parameters(&self) -> Vec<(String, Tensor)> {
         [
             prefixed("W_q", &self.w_q),
             prefixed("W_k", &self.w_k),

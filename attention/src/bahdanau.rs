@@ -2,13 +2,30 @@
 //! value projection after pooling: the form used by a seq2seq decoder (the first article).
 
 use engine::Tensor;
-use engine::nn::{Linear, Module, parameter, prefixed};
+use engine::nn::{Linear, LoadError, Module, StateDict, StateReader, parameter, prefixed};
 
-use crate::additive::additive_scores;
+use crate::additive::{additive_scores, projection};
 use crate::check;
 use crate::mask::Mask;
 use crate::masked_softmax::{Fill, masked_softmax_in};
 use crate::weights::{AttentionWeights, WeightsSlot};
+
+/// The settings of a [`BahdanauAttention`] module (and of each head of a
+/// [`MultiHeadAdditiveAttention`](crate::MultiHeadAdditiveAttention)).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BahdanauAttentionConfig {
+    /// The size of the query, e.g. a decoder's hidden state (no default: must be set).
+    pub query_size: usize,
+    /// The size of each key, e.g. an encoder output (no default: must be set).
+    pub key_size: usize,
+    /// The size of each value, and of the context (no default: must be set).
+    pub value_size: usize,
+    /// The size `h` of the hidden space where query and key are added (no default).
+    pub num_hiddens: usize,
+    /// What masked scores become (default [`Fill::Safe`]; the article uses
+    /// `Fill::Constant(-1e9)`).
+    pub fill: Fill,
+}
 
 /// Bahdanau-style additive attention for a single query per example:
 ///
@@ -23,25 +40,36 @@ use crate::weights::{AttentionWeights, WeightsSlot};
 /// | `query` | `[B, query_size]` |
 /// | `keys` | `[B, K, key_size]` |
 /// | `values` | `[B, K, value_size]` |
-/// | `mask` | `Keep` of `[B, K]` (1 = real key, 0 = padding), `ValidLens` of `[B]`, or `None` |
+/// | `mask` | [`Mask::key_padding`] of `[B, K]`, [`Mask::valid_lens`] of `[B]`, or [`Mask::none`] (scores are `[B, 1, K]`) |
 /// | context | `[B, value_size]` |
 /// | weights (and [`last_attention_weights`](AttentionWeights::last_attention_weights)) | `[B, K]` |
 ///
 /// Parameters: `W_q: Linear(query_size, h)`, `W_k: Linear(key_size, h)` (both with bias),
 /// `v: [h]` drawn from `U(-1/√h, 1/√h)`, `W_o: Linear(value_size, value_size)`.
 ///
-/// The article fills masked scores with `-1e9`: `with_fill(Fill::Constant(-1e9))`. The
-/// default safe fill gives the same weights whenever an example has at least one key.
+/// The article fills masked scores with `-1e9` (`fill: Fill::Constant(-1e9)`). The
+/// default safe fill gives the same weights whenever an example has at least one key. The
+/// module has no dropout, so training and evaluation mode behave alike.
 ///
 /// ```
-/// use attention::{BahdanauAttention, Mask};
+/// use attention::{BahdanauAttention, BahdanauAttentionConfig, Mask};
 /// use engine::Tensor;
 ///
 /// engine::manual_seed(0);
-/// let attention = BahdanauAttention::new(6, 4, 5, 8);
-/// let mask = Tensor::from_vec(vec![1.0, 1.0, 0.0, 1.0, 1.0, 1.0], &[2, 3]);
-/// let (context, weights) =
-///     attention.forward(&Tensor::randn(&[2, 6]), &Tensor::randn(&[2, 3, 4]), &Tensor::randn(&[2, 3, 5]), &Mask::Keep(mask));
+/// let attention = BahdanauAttention::new(BahdanauAttentionConfig {
+///     query_size: 6,
+///     key_size: 4,
+///     value_size: 5,
+///     num_hiddens: 8,
+///     ..Default::default()
+/// });
+/// let pad = Tensor::from_vec(vec![1.0, 1.0, 0.0, 1.0, 1.0, 1.0], [2, 3]); // 1 = real key
+/// let (context, weights) = attention.forward(
+///     &Tensor::randn([2, 6]),
+///     &Tensor::randn([2, 3, 4]),
+///     &Tensor::randn([2, 3, 5]),
+///     &Mask::key_padding(&pad),
+/// );
 /// assert_eq!((context.shape(), weights.shape()), (&[2, 5][..], &[2, 3][..]));
 /// assert_eq!(weights.to_vec()[2], 0.0);
 /// ```
@@ -56,49 +84,73 @@ pub struct BahdanauAttention {
 }
 
 impl BahdanauAttention {
-    /// A module with hidden size `hidden`, initialised like PyTorch's `Linear` and with `v`
-    /// uniform in `±1/√hidden`.
+    /// A module initialised like PyTorch's `Linear`, with `v` uniform in `±1/√h`.
     #[track_caller]
-    pub fn new(query_size: usize, key_size: usize, value_size: usize, hidden: usize) -> Self {
-        assert!(
-            hidden > 0,
-            "BahdanauAttention::new: hidden must be at least 1"
-        );
-        let bound = 1.0 / (hidden as f32).sqrt();
-        Self::from_parts(
-            Linear::new(query_size, hidden, true),
-            Linear::new(key_size, hidden, true),
-            Tensor::rand(&[hidden], -bound, bound),
-            Linear::new(value_size, value_size, true),
+    pub fn new(config: BahdanauAttentionConfig) -> Self {
+        Self::new_in("BahdanauAttention::new", config)
+    }
+
+    #[track_caller]
+    pub(crate) fn new_in(module: &str, config: BahdanauAttentionConfig) -> Self {
+        let [q, k, v, h] = Self::check_config(module, &config);
+        let bound = 1.0 / (h as f32).sqrt();
+        Self::from_layers(
+            Linear::new(projection(q, h, true)),
+            Linear::new(projection(k, h, true)),
+            Tensor::rand([h], -bound, bound),
+            Linear::new(projection(v, v, true)),
+            config.fill,
         )
     }
 
-    /// A module from given layers and score vector (to reproduce a PyTorch model).
+    /// A module whose parameters are the given tensors (shared, not copied, so gradients
+    /// reach them), by the names listed above; every problem is reported at once.
     #[track_caller]
-    pub fn from_parts(w_q: Linear, w_k: Linear, v: Tensor, w_o: Linear) -> Self {
-        let h = w_q.out_features();
-        assert!(
-            w_k.out_features() == h && v.shape() == [h] && w_o.in_features() == w_o.out_features(),
-            "BahdanauAttention: W_q {:?}, W_k {:?}, v {:?} and W_o {:?} must be [h, query_size], [h, key_size], [h] and [value_size, value_size]",
-            w_q.weight().shape(),
-            w_k.weight().shape(),
-            v.shape(),
-            w_o.weight().shape()
-        );
+    pub fn from_state_dict(
+        config: BahdanauAttentionConfig,
+        state: &StateDict,
+    ) -> Result<Self, LoadError> {
+        Self::check_config("BahdanauAttention::from_state_dict", &config);
+        let mut reader = StateReader::new(state);
+        let module = Self::read(&mut reader, "", config);
+        reader.finish()?;
+        Ok(module)
+    }
+
+    /// Reads the parameters named `{prefix}W_q.weight` and so on (a multi-head module
+    /// reads each head with its own prefix).
+    pub(crate) fn read(
+        reader: &mut StateReader<'_>,
+        prefix: &str,
+        c: BahdanauAttentionConfig,
+    ) -> Self {
+        let (q, k, v, h) = (c.query_size, c.key_size, c.value_size, c.num_hiddens);
+        let w_q = reader.linear(&format!("{prefix}W_q"), projection(q, h, true));
+        let w_k = reader.linear(&format!("{prefix}W_k"), projection(k, h, true));
+        let score = reader.tensor(&format!("{prefix}v"), &[h]);
+        let w_o = reader.linear(&format!("{prefix}W_o"), projection(v, v, true));
+        Self::from_layers(w_q, w_k, score, w_o, c.fill)
+    }
+
+    #[track_caller]
+    pub(crate) fn check_config(module: &str, c: &BahdanauAttentionConfig) -> [usize; 4] {
+        check::positive(module, "query_size", c.query_size);
+        check::positive(module, "key_size", c.key_size);
+        check::positive(module, "value_size", c.value_size);
+        check::positive(module, "num_hiddens", c.num_hiddens);
+        check::fill(module, c.fill);
+        [c.query_size, c.key_size, c.value_size, c.num_hiddens]
+    }
+
+    fn from_layers(w_q: Linear, w_k: Linear, v: Tensor, w_o: Linear, fill: Fill) -> Self {
         BahdanauAttention {
             w_q,
             w_k,
             v: parameter(&v),
             w_o,
-            fill: Fill::Safe,
+            fill,
             weights: WeightsSlot::default(),
         }
-    }
-
-    /// The same module with another fill policy.
-    pub fn with_fill(mut self, fill: Fill) -> Self {
-        self.fill = fill;
-        self
     }
 
     /// The learned score vector `v: [h]`.
@@ -107,7 +159,7 @@ impl BahdanauAttention {
     }
 
     /// The hidden size `h`.
-    pub fn hidden(&self) -> usize {
+    pub fn num_hiddens(&self) -> usize {
         self.w_q.out_features()
     }
 
@@ -156,17 +208,14 @@ impl BahdanauAttention {
         values: &Tensor,
         mask: &Mask,
     ) -> (Tensor, Tensor) {
-        // One query per example: scores are [B, 1, K], and a [B, K] mask gains that axis.
-        let mask = match mask {
-            Mask::Keep(m) if m.rank() == 2 => Mask::Keep(m.unsqueeze(1)),
-            Mask::Causal { .. } => panic!(
-                "{module}: a causal mask has no meaning for one query per example; hint: pass Keep ([B, K]) or ValidLens ([B])"
-            ),
-            other => other.clone(),
-        };
+        // One query per example: scores are [B, 1, K].
+        assert!(
+            !mask.is_causal(),
+            "{module}: a causal mask has no meaning for one query per example; hint: pass Mask::key_padding ([B, K]) or Mask::valid_lens ([B])"
+        );
         let q = self.w_q.forward(query).unsqueeze(1);
         let scores = additive_scores(&q, &self.w_k.forward(keys), &self.v.unsqueeze(0));
-        let weights = masked_softmax_in(module, &scores, &mask, self.fill);
+        let weights = masked_softmax_in(module, &scores, mask, self.fill);
         let pooled = weights.bmm(values).squeeze(1);
         let weights = weights.squeeze(1);
         self.weights.store(&weights);
@@ -175,7 +224,7 @@ impl BahdanauAttention {
 }
 
 impl Module for BahdanauAttention {
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+    fn list_parameters(&self) -> Vec<(String, Tensor)> {
         [
             prefixed("W_q", &self.w_q),
             prefixed("W_k", &self.w_k),

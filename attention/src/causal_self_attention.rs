@@ -1,44 +1,93 @@
 //! Causal multi-head self-attention with a KV cache: full, prefill and one-token steps.
 
 use engine::Tensor;
-use engine::nn::{Linear, Module, prefixed};
+use engine::nn::{
+    Dropout, DropoutConfig, Linear, LoadError, Module, StateDict, StateReader, prefixed,
+};
 
+use crate::additive::projection;
 use crate::check;
-use crate::dot_product::scaled_dot_product_attention;
+use crate::dot_product::attention_weights;
 use crate::kv_cache::KvCache;
 use crate::mask::Mask;
 use crate::masked_softmax::Fill;
 use crate::weights::{AttentionWeights, WeightsSlot};
+
+/// The settings of a [`CausalSelfAttention`] layer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CausalSelfAttentionConfig {
+    /// The model width: the size of each token's vector (no default: must be set).
+    pub d_model: usize,
+    /// The number of heads, which must divide `d_model` (no default; 1 for single-head).
+    pub num_heads: usize,
+    /// Whether the four projections have biases (default `true`, as in GPT-2).
+    pub bias: bool,
+    /// Dropout on the attention weights, in training mode (default 0).
+    pub dropout: f32,
+    /// What masked scores become (default [`Fill::Safe`]).
+    pub fill: Fill,
+}
+
+impl Default for CausalSelfAttentionConfig {
+    fn default() -> Self {
+        CausalSelfAttentionConfig {
+            d_model: 0,
+            num_heads: 0,
+            bias: true,
+            dropout: 0.0,
+            fill: Fill::Safe,
+        }
+    }
+}
 
 /// Multi-head self-attention in which token `t` sees only tokens `0..=t`, as in a decoder.
 /// Heads are kept as their own dimension (`[B, H, T, d]`), which is the layout a KV cache
 /// stores.
 ///
 /// Three ways to run it, which give the same numbers:
-/// - [`forward`](Self::forward): the whole sequence at once with a causal mask;
+/// - [`forward`](Self::forward): the whole sequence at once with a causal mask (the way to
+///   train: gradients flow);
 /// - [`prefill`](Self::prefill) then [`step`](Self::step): the prompt at once, filling a
-///   [`KvCache`], then one new token at a time, attending to the cache.
+///   [`KvCache`], then one new token at a time, attending to the cache. This is inference:
+///   the cache holds plain values, so these two refuse to run while gradients are being
+///   recorded (wrap decoding in [`engine::no_grad`]).
+///
+/// Every call also takes a [`Mask`] combined with causal order, for padding:
+/// [`Mask::key_padding`] of `[B, keys so far]`, or [`Mask::none`].
 ///
 /// | argument | shape |
 /// |---|---|
 /// | `x` for `forward` and `prefill` | `[B, T, d_model]` |
 /// | `x` for `step` | `[B, 1, d_model]` |
+/// | `mask` | see [`Mask`]: scores are `[B, T, keys so far]` |
 /// | output | same as `x` |
 /// | [`last_attention_weights`](AttentionWeights::last_attention_weights) | `[B, H, T, keys so far]` |
 ///
+/// Parameters: `W_q`, `W_k`, `W_v`, `W_o`, each `Linear(d_model, d_model)` (`weight`, and
+/// `bias` when `bias`). With the same weights,
+/// [`MultiHeadAttention`](crate::MultiHeadAttention) (`bias: true`) gives the same numbers
+/// for `forward(&x, &x, &x, &(Mask::causal() & mask))`.
+///
+/// A new layer is in training mode (dropout on, as in PyTorch); call
+/// [`eval`](Module::eval) before decoding.
+///
 /// ```
-/// use attention::{CausalSelfAttention, KvCache};
+/// use attention::{CausalSelfAttention, CausalSelfAttentionConfig, KvCache, Mask};
 /// use engine::{no_grad, Tensor};
 ///
 /// engine::manual_seed(0);
-/// let layer = CausalSelfAttention::new(8, 2, true);
-/// let x = Tensor::randn(&[1, 5, 8]);
-/// let full = layer.forward(&x);
+/// let layer = CausalSelfAttention::new(CausalSelfAttentionConfig {
+///     d_model: 8,
+///     num_heads: 2,
+///     ..Default::default()
+/// });
+/// let x = Tensor::randn([1, 5, 8]);
+/// let full = layer.forward(&x, &Mask::none());
 /// let mut cache = KvCache::new(4);
 /// let stepped = no_grad(|| {
-///     let mut rows = vec![layer.prefill(&x.narrow(1, 0, 3), &mut cache)];
+///     let mut rows = vec![layer.prefill(&x.narrow(1, 0, 3), &mut cache, &Mask::none())];
 ///     for t in 3..5 {
-///         rows.push(layer.step(&x.narrow(1, t, 1), &mut cache));
+///         rows.push(layer.step(&x.narrow(1, t, 1), &mut cache, &Mask::none()));
 ///     }
 ///     Tensor::concat(&rows, 1)
 /// });
@@ -52,46 +101,53 @@ pub struct CausalSelfAttention {
     w_v: Linear,
     w_o: Linear,
     num_heads: usize,
+    dropout: Dropout,
     fill: Fill,
     weights: WeightsSlot,
 }
 
 impl CausalSelfAttention {
-    /// A layer of width `d_model` split into `num_heads` heads (1 for single-head).
+    /// A layer initialised like PyTorch's `Linear` layers.
     #[track_caller]
-    pub fn new(d_model: usize, num_heads: usize, bias: bool) -> Self {
-        check::heads_divide("CausalSelfAttention::new", "d_model", d_model, num_heads);
-        Self::from_linears(
-            [
-                Linear::new(d_model, d_model, bias),
-                Linear::new(d_model, d_model, bias),
-                Linear::new(d_model, d_model, bias),
-                Linear::new(d_model, d_model, bias),
-            ],
-            num_heads,
-        )
+    pub fn new(config: CausalSelfAttentionConfig) -> Self {
+        let d = Self::check_config("CausalSelfAttention::new", &config);
+        let layer = || Linear::new(projection(d, d, config.bias));
+        Self::from_layers([layer(), layer(), layer(), layer()], config)
     }
 
-    /// A layer from given projections `[W_q, W_k, W_v, W_o]`, each `[d_model, d_model]`.
+    /// A layer whose parameters are the given tensors (shared, not copied, so gradients
+    /// reach them), by the names listed above; every problem is reported at once.
     #[track_caller]
-    pub fn from_linears(linears: [Linear; 4], num_heads: usize) -> Self {
-        let [w_q, w_k, w_v, w_o] = linears;
-        let d = w_q.in_features();
-        for (name, l) in [("W_q", &w_q), ("W_k", &w_k), ("W_v", &w_v), ("W_o", &w_o)] {
-            assert!(
-                l.in_features() == d && l.out_features() == d,
-                "CausalSelfAttention: {name} has weight {:?} but every projection must be [d_model, d_model] = [{d}, {d}]",
-                l.weight().shape()
-            );
-        }
-        check::heads_divide("CausalSelfAttention", "d_model", d, num_heads);
+    pub fn from_state_dict(
+        config: CausalSelfAttentionConfig,
+        state: &StateDict,
+    ) -> Result<Self, LoadError> {
+        let d = Self::check_config("CausalSelfAttention::from_state_dict", &config);
+        let mut reader = StateReader::new(state);
+        let layers = ["W_q", "W_k", "W_v", "W_o"]
+            .map(|name| reader.linear(name, projection(d, d, config.bias)));
+        reader.finish()?;
+        Ok(Self::from_layers(layers, config))
+    }
+
+    #[track_caller]
+    fn check_config(module: &str, c: &CausalSelfAttentionConfig) -> usize {
+        check::heads_divide(module, "d_model", c.d_model, c.num_heads);
+        check::probability(module, "dropout", c.dropout);
+        check::fill(module, c.fill);
+        c.d_model
+    }
+
+    fn from_layers(layers: [Linear; 4], config: CausalSelfAttentionConfig) -> Self {
+        let [w_q, w_k, w_v, w_o] = layers;
         CausalSelfAttention {
             w_q,
             w_k,
             w_v,
             w_o,
-            num_heads,
-            fill: Fill::Safe,
+            num_heads: config.num_heads,
+            dropout: Dropout::new(DropoutConfig { p: config.dropout }),
+            fill: config.fill,
             weights: WeightsSlot::default(),
         }
     }
@@ -101,61 +157,78 @@ impl CausalSelfAttention {
         self.w_q.in_features()
     }
 
-    /// The whole sequence at once: token `t` attends to tokens `0..=t`.
+    /// The number of heads.
+    pub fn num_heads(&self) -> usize {
+        self.num_heads
+    }
+
+    /// The whole sequence at once: token `t` attends to tokens `0..=t` that `mask` allows.
     #[track_caller]
-    pub fn forward(&self, x: &Tensor) -> Tensor {
+    pub fn forward(&self, x: &Tensor, mask: &Mask) -> Tensor {
         self.check_input("forward", x);
         let (q, k, v) = (
             self.heads(&self.w_q, x),
             self.heads(&self.w_k, x),
             self.heads(&self.w_v, x),
         );
-        self.attend(&q, &k, &v, 0)
+        self.attend("CausalSelfAttention::forward", &q, &k, &v, mask)
     }
 
     /// Processes the prompt `x: [B, T, d_model]` into an empty cache; returns its outputs.
     #[track_caller]
-    pub fn prefill(&self, x: &Tensor, cache: &mut KvCache) -> Tensor {
+    pub fn prefill(&self, x: &Tensor, cache: &mut KvCache, mask: &Mask) -> Tensor {
         assert!(
             cache.is_empty(),
             "CausalSelfAttention::prefill: the cache already holds {} tokens; hint: reset() it before a new sequence, or use step() to continue",
             cache.len()
         );
-        self.extend("prefill", x, cache)
+        self.extend("prefill", x, cache, mask)
     }
 
     /// Processes one new token `x: [B, 1, d_model]` after those in the cache.
     #[track_caller]
-    pub fn step(&self, x: &Tensor, cache: &mut KvCache) -> Tensor {
+    pub fn step(&self, x: &Tensor, cache: &mut KvCache, mask: &Mask) -> Tensor {
         assert!(
             x.rank() == 3 && x.shape()[1] == 1,
             "CausalSelfAttention::step: x must be one token, [B, 1, d_model], found {:?}",
             x.shape()
         );
-        self.extend("step", x, cache)
+        self.extend("step", x, cache, mask)
     }
 
     #[track_caller]
-    fn extend(&self, call: &str, x: &Tensor, cache: &mut KvCache) -> Tensor {
+    fn extend(&self, call: &str, x: &Tensor, cache: &mut KvCache, mask: &Mask) -> Tensor {
         self.check_input(call, x);
-        let offset = cache.len();
+        let recording = engine::grad_mode::is_enabled()
+            && (x.requires_grad() || self.parameters().iter().any(Tensor::requires_grad));
+        assert!(
+            !recording,
+            "CausalSelfAttention::{call}: gradients are being recorded, but a KvCache stores plain values, so no gradient would reach W_k, W_v or the earlier tokens through it\n  hint: decoding is inference: run it inside engine::no_grad(|| ...); to train, use forward(), which computes the same numbers with gradients"
+        );
         cache.append(&self.heads(&self.w_k, x), &self.heads(&self.w_v, x));
+        let module = format!("CausalSelfAttention::{call}");
         self.attend(
+            &module,
             &self.heads(&self.w_q, x),
             &cache.keys(),
             &cache.values(),
-            offset,
+            mask,
         )
     }
 
-    /// Queries at positions `offset..`, attending causally to all keys given.
-    fn attend(&self, q: &Tensor, k: &Tensor, v: &Tensor, offset: usize) -> Tensor {
-        let (out, weights) =
-            scaled_dot_product_attention(q, k, v, &Mask::Causal { offset }, self.fill, None);
+    /// The queries are the last tokens of the keys: causal order aligned to the last key,
+    /// combined with the caller's mask.
+    #[track_caller]
+    fn attend(&self, module: &str, q: &Tensor, k: &Tensor, v: &Tensor, mask: &Mask) -> Tensor {
+        let (b, t, keys) = (q.size(0), q.size(2), k.size(2));
+        // Check the caller's mask against the scores as the caller sees them, [B, T, K].
+        mask.keep_for(module, &[b, t, keys]);
+        let mask = mask.with_head_axis();
+        let weights = attention_weights(module, q, k, v, &(Mask::causal() & mask), self.fill, None);
         self.weights.store(&weights);
+        let out = self.dropout.forward(&weights).matmul(v);
         // [B, H, T, d] → [B, T, H·d]
         let merged = out.transpose(1, 2);
-        let (b, t) = (merged.shape()[0], merged.shape()[1]);
         self.w_o.forward(&merged.reshape([b, t, self.d_model()]))
     }
 
@@ -179,7 +252,7 @@ impl CausalSelfAttention {
 }
 
 impl Module for CausalSelfAttention {
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+    fn list_parameters(&self) -> Vec<(String, Tensor)> {
         [
             prefixed("W_q", &self.w_q),
             prefixed("W_k", &self.w_k),
@@ -187,6 +260,10 @@ impl Module for CausalSelfAttention {
             prefixed("W_o", &self.w_o),
         ]
         .concat()
+    }
+
+    fn set_training(&mut self, training: bool) {
+        self.dropout.set_training(training);
     }
 }
 

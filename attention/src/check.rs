@@ -39,7 +39,8 @@ pub(crate) fn keys_match_values(module: &str, keys: &Tensor, values: &Tensor) {
 /// Checks that the model size divides evenly among the heads.
 #[track_caller]
 pub(crate) fn heads_divide(module: &str, size_name: &str, size: usize, heads: usize) {
-    assert!(heads > 0, "{module}: num_heads must be at least 1");
+    positive(module, size_name, size);
+    positive(module, "num_heads", heads);
     assert!(
         size % heads == 0,
         "{module}: {size_name} ({size}) is not divisible by num_heads ({heads}); each head gets {size_name} / num_heads features"
@@ -90,4 +91,50 @@ pub(crate) fn inputs(
     size(module, "keys", keys, 0, queries.shape()[0], &batch);
     size(module, "values", values, 0, queries.shape()[0], &batch);
     keys_match_values(module, keys, values);
+}
+
+/// Checks that a size setting of a module's config is at least 1.
+#[track_caller]
+pub(crate) fn positive(module: &str, name: &str, value: usize) {
+    assert!(
+        value > 0,
+        "{module}: {name} must be at least 1, found {value}{}",
+        if value == 0 {
+            " (sizes have no default: set it in the config)"
+        } else {
+            ""
+        }
+    );
+}
+
+/// Checks a dropout probability of a module's config.
+#[track_caller]
+pub(crate) fn probability(module: &str, name: &str, p: f32) {
+    assert!(
+        (0.0..=1.0).contains(&p),
+        "{module}: {name} must be a probability in [0, 1], found {p}"
+    );
+}
+
+/// Checks a score scale: finite and above zero (a NaN, infinite, zero or negative scale
+/// would turn every weight into NaN or reverse the ranking of keys).
+#[track_caller]
+pub(crate) fn scale(module: &str, scale: Option<f32>) {
+    if let Some(s) = scale {
+        assert!(
+            s.is_finite() && s > 0.0,
+            "{module}: scale must be finite and greater than 0, found {s}; hint: None uses 1/√d"
+        );
+    }
+}
+
+/// Checks a fill policy: a constant fill must be finite.
+#[track_caller]
+pub(crate) fn fill(module: &str, fill: crate::Fill) {
+    if let crate::Fill::Constant(value) = fill {
+        assert!(
+            value.is_finite(),
+            "{module}: Fill::Constant needs a finite value, found {value}; hint: -inf makes a fully masked row 0/0 = NaN, and Fill::Safe excludes masked keys exactly"
+        );
+    }
 }

@@ -1,7 +1,7 @@
 //! Scaled dot-product attention: scores `Q Kᵀ / √d`.
 
 use engine::Tensor;
-use engine::nn::{Dropout, Module};
+use engine::nn::{Dropout, DropoutConfig, Module};
 use engine::shape::broadcast_shapes;
 
 use crate::check;
@@ -10,27 +10,29 @@ use crate::masked_softmax::{Fill, masked_softmax_in};
 use crate::weights::{AttentionWeights, WeightsSlot};
 
 /// Attention weights and output for queries, keys and values, without dropout:
-/// `weights = masked_softmax(Q Kᵀ · scale)`, `output = weights V`. `scale` defaults to
-/// `1/√d` with `d` the query size. Returns `(output, weights)`.
+/// `weights = masked_softmax(Q Kᵀ / √d)`, `output = weights V`, with `d` the query size and
+/// the safe fill ([`Fill::Safe`]). Returns `(output, weights)`. For another fill or scale,
+/// or dropout, use the [`DotProductAttention`] module.
 ///
 /// | argument | shape |
 /// |---|---|
 /// | `queries` | `[..., Q, d]` |
 /// | `keys` | `[..., K, d]` |
 /// | `values` | `[..., K, dv]` |
+/// | `mask` | see [`Mask`]: scores are `[..., Q, K]` |
 /// | output | `[..., Q, dv]` |
 /// | weights | `[..., Q, K]` |
 ///
 /// Leading dimensions broadcast (they are batch, or batch and heads).
 ///
 /// ```
-/// use attention::{scaled_dot_product_attention, Fill, Mask};
+/// use attention::{scaled_dot_product_attention, Mask};
 /// use engine::Tensor;
 ///
-/// let q = Tensor::ones(&[2, 1, 4]);
-/// let k = Tensor::ones(&[2, 3, 4]);
+/// let q = Tensor::ones([2, 1, 4]);
+/// let k = Tensor::ones([2, 3, 4]);
 /// let v = Tensor::arange(6).reshape([2, 3, 1]);
-/// let (out, w) = scaled_dot_product_attention(&q, &k, &v, &Mask::None, Fill::Safe, None);
+/// let (out, w) = scaled_dot_product_attention(&q, &k, &v, &Mask::none());
 /// assert_eq!(w.to_vec(), vec![1.0 / 3.0; 6]); // equal scores: equal weights
 /// assert_eq!(out.shape(), &[2, 1, 1]);
 /// ```
@@ -40,8 +42,6 @@ pub fn scaled_dot_product_attention(
     keys: &Tensor,
     values: &Tensor,
     mask: &Mask,
-    fill: Fill,
-    scale: Option<f32>,
 ) -> (Tensor, Tensor) {
     let weights = attention_weights(
         "scaled_dot_product_attention",
@@ -49,15 +49,16 @@ pub fn scaled_dot_product_attention(
         keys,
         values,
         mask,
-        fill,
-        scale,
+        Fill::Safe,
+        None,
     );
     (weights.matmul(values), weights)
 }
 
-/// Checks the arguments and computes `masked_softmax(Q Kᵀ · scale)`.
+/// Checks the arguments and computes `masked_softmax(Q Kᵀ · scale)`; `scale` defaults to
+/// `1/√d`.
 #[track_caller]
-fn attention_weights(
+pub(crate) fn attention_weights(
     module: &str,
     queries: &Tensor,
     keys: &Tensor,
@@ -98,6 +99,18 @@ fn attention_weights(
     masked_softmax_in(module, &scores, mask, fill)
 }
 
+/// The settings of a [`DotProductAttention`] module.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DotProductAttentionConfig {
+    /// Dropout on the attention weights, in training mode (default 0).
+    pub dropout: f32,
+    /// What masked scores become (default [`Fill::Safe`]; [`Fill::D2l`] reproduces d2l).
+    pub fill: Fill,
+    /// The factor the scores are multiplied by; `None` (the default) uses `1/√d`. A given
+    /// scale must be finite and greater than 0.
+    pub scale: Option<f32>,
+}
+
 /// Scaled dot-product attention as a module with dropout on the weights, d2l's
 /// `DotProductAttention`.
 ///
@@ -106,19 +119,22 @@ fn attention_weights(
 /// | `queries` | `[B, Q, d]` (or any `[..., Q, d]`) |
 /// | `keys` | `[B, K, d]` |
 /// | `values` | `[B, K, dv]` |
-/// | `mask` | see [`Mask`] |
+/// | `mask` | see [`Mask`]: scores are `[B, Q, K]` |
 /// | output | `[B, Q, dv]` |
 /// | [`last_attention_weights`](AttentionWeights::last_attention_weights) | `[B, Q, K]` (before dropout) |
 ///
+/// A new module is in training mode (dropout on, as in PyTorch); call
+/// [`eval`](Module::eval) before measuring.
+///
 /// ```
-/// use attention::{AttentionWeights, DotProductAttention, Mask};
+/// use attention::{AttentionWeights, DotProductAttention, DotProductAttentionConfig, Mask};
 /// use engine::Tensor;
 ///
-/// let attention = DotProductAttention::new(0.0);
-/// let q = Tensor::randn(&[2, 1, 4]);
-/// let k = Tensor::randn(&[2, 10, 4]);
-/// let v = Tensor::randn(&[2, 10, 6]);
-/// let lens = Mask::ValidLens(Tensor::from_vec(vec![2.0, 6.0], &[2]));
+/// let attention = DotProductAttention::new(DotProductAttentionConfig::default());
+/// let q = Tensor::randn([2, 1, 4]);
+/// let k = Tensor::randn([2, 10, 4]);
+/// let v = Tensor::randn([2, 10, 6]);
+/// let lens = Mask::valid_lens(&Tensor::from_vec(vec![2.0, 6.0], [2]));
 /// assert_eq!(attention.forward(&q, &k, &v, &lens).shape(), &[2, 1, 6]);
 /// let w = attention.last_attention_weights().unwrap();
 /// assert_eq!(w.shape(), &[2, 1, 10]);
@@ -133,27 +149,19 @@ pub struct DotProductAttention {
 }
 
 impl DotProductAttention {
-    /// A module with the given dropout probability, the safe fill and the `1/√d` scale.
+    /// A module with the given settings (it has no parameters).
     #[track_caller]
-    pub fn new(dropout: f32) -> Self {
+    pub fn new(config: DotProductAttentionConfig) -> Self {
+        let module = "DotProductAttention::new";
+        check::probability(module, "dropout", config.dropout);
+        check::fill(module, config.fill);
+        check::scale(module, config.scale);
         DotProductAttention {
-            dropout: Dropout::new(dropout),
-            fill: Fill::Safe,
-            scale: None,
+            dropout: Dropout::new(DropoutConfig { p: config.dropout }),
+            fill: config.fill,
+            scale: config.scale,
             weights: WeightsSlot::default(),
         }
-    }
-
-    /// The same module with another fill policy (e.g. [`Fill::D2l`] to reproduce d2l).
-    pub fn with_fill(mut self, fill: Fill) -> Self {
-        self.fill = fill;
-        self
-    }
-
-    /// The same module with a fixed score scale instead of `1/√d`.
-    pub fn with_scale(mut self, scale: f32) -> Self {
-        self.scale = Some(scale);
-        self
     }
 
     /// Attends `queries` to `keys`, returning the weighted sum of `values`.
@@ -174,7 +182,7 @@ impl DotProductAttention {
 }
 
 impl Module for DotProductAttention {
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+    fn list_parameters(&self) -> Vec<(String, Tensor)> {
         Vec::new()
     }
 

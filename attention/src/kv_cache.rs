@@ -12,7 +12,8 @@ use engine::Tensor;
 /// memory for the next one.
 ///
 /// The cache stores values, not graph nodes: gradients do not flow through it. It is for
-/// inference (run decoding under [`engine::no_grad`]).
+/// inference: [`append`](KvCache::append) refuses keys or values that require a gradient
+/// while gradients are being recorded (run decoding under [`engine::no_grad`]).
 ///
 /// | method | shape |
 /// |---|---|
@@ -45,7 +46,9 @@ pub struct KvCache {
 }
 
 impl KvCache {
-    /// An empty cache with room for `initial_capacity` tokens before it first grows.
+    /// An empty cache with room for `initial_capacity` tokens before it first grows. Nothing
+    /// is allocated until the first [`append`](KvCache::append), which reserves that many
+    /// tokens (or more if it brings more).
     pub fn new(initial_capacity: usize) -> Self {
         KvCache {
             keys: Vec::new(),
@@ -89,6 +92,12 @@ impl KvCache {
             keys.shape(),
             values.shape()
         );
+        let recording =
+            engine::grad_mode::is_enabled() && (keys.requires_grad() || values.requires_grad());
+        assert!(
+            !recording,
+            "KvCache::append: the keys or values require a gradient, but the cache stores plain values, so that gradient would be lost\n  hint: decoding is inference: run it inside engine::no_grad(|| ...)"
+        );
         let (b, h, t) = (keys.shape()[0], keys.shape()[1], keys.shape()[2]);
         let layout = [b, h, keys.shape()[3], values.shape()[3]];
         match self.layout {
@@ -109,7 +118,7 @@ impl KvCache {
         if self.len + t > self.capacity {
             self.grow(
                 (self.len + t)
-                    .max(2 * self.capacity)
+                    .max(self.capacity.saturating_mul(2))
                     .max(self.initial_capacity),
             );
         }
@@ -158,11 +167,34 @@ impl KvCache {
             let start = r * self.capacity * d;
             out.extend_from_slice(&buffer[start..start + self.len * d]);
         }
-        Tensor::from_vec(out, &[layout[0], layout[1], self.len, d])
+        Tensor::from_vec(out, [layout[0], layout[1], self.len, d])
     }
 
+    #[track_caller]
     fn grow(&mut self, new_capacity: usize) {
         let [b, h, dk, dv] = self.layout.expect("layout is set before growing");
+        // Check the sizes before allocating: an absurd capacity (`KvCache::new(usize::MAX)`)
+        // must be a message, not an overflow or an abort inside the allocator.
+        let elements = |d: usize| {
+            b.checked_mul(h)
+                .and_then(|n| n.checked_mul(new_capacity))
+                .and_then(|n| n.checked_mul(d))
+                .filter(|&n| n <= isize::MAX as usize / size_of::<f32>())
+        };
+        let sizes = elements(dk).zip(elements(dv));
+        let fits = sizes.is_some_and(|(nk, nv)| {
+            Vec::<f32>::new().try_reserve_exact(nk).is_ok()
+                && Vec::<f32>::new().try_reserve_exact(nv).is_ok()
+        });
+        assert!(
+            fits,
+            "KvCache::append: growing to {new_capacity} tokens of [B, H, dk, dv] = {:?} needs {} f32 values for the keys and as many for the values, more than this machine can allocate\n  hint: KvCache::new(initial_capacity) reserves initial_capacity tokens at the first append; ask for what a sequence needs",
+            [b, h, dk, dv],
+            match sizes {
+                Some((nk, _)) => nk.to_string(),
+                None => "more".to_string() + " than a usize can count",
+            }
+        );
         self.keys = relayout(&self.keys, b * h, self.capacity, new_capacity, self.len, dk);
         self.values = relayout(
             &self.values,

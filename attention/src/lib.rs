@@ -2,16 +2,53 @@
 //! attention (batched and single-query), scaled dot-product attention, multi-head
 //! attention in both forms, and a KV cache for incremental decoding.
 //!
-//! One file per mechanism:
-//! - `mask.rs`: [`Mask`], which keys each query may see;
-//! - `masked_softmax.rs`: [`masked_softmax`] and its [`Fill`] policy;
-//! - `additive.rs`: [`AdditiveAttention`] (d2l); `bahdanau.rs`: [`BahdanauAttention`]
-//!   (one query per example); `multi_head_additive.rs`: [`MultiHeadAdditiveAttention`];
-//! - `dot_product.rs`: [`scaled_dot_product_attention`], [`DotProductAttention`];
-//! - `multi_head.rs`: [`MultiHeadAttention`] (d2l);
-//! - `kv_cache.rs`: [`KvCache`]; `causal_self_attention.rs`: [`CausalSelfAttention`].
+//! ```
+//! use attention::prelude::*;
 //!
-//! Every module keeps its last weights for plotting ([`AttentionWeights`]).
+//! manual_seed(0);
+//! let mut mha = MultiHeadAttention::new(MultiHeadAttentionConfig {
+//!     num_hiddens: 16,
+//!     num_heads: 4,
+//!     ..Default::default()
+//! });
+//! mha.eval(); // modules start in training mode, as in PyTorch
+//! let x = Tensor::randn([2, 5, 16]); // [batch, tokens, features]
+//! let lens = Mask::valid_lens(&Tensor::from_vec(vec![5.0, 3.0], [2])); // 2nd: 3 real tokens
+//! let y = mha.forward(&x, &x, &x, &(Mask::causal() & lens));
+//! assert_eq!(y.shape(), &[2, 5, 16]);
+//! assert_eq!(mha.last_attention_weights().unwrap().shape(), &[2, 4, 5, 5]);
+//! ```
+//!
+//! # A learning path
+//! Read in this order; each step uses only what came before.
+//! 1. [`Mask`]: which keys a query may see (valid lengths, padding, causal order, and
+//!    their combinations), then [`masked_softmax`] and its [`Fill`] policies: what a
+//!    masked score becomes, and why a fully masked row needs care.
+//! 2. [`AdditiveAttention`]: scores from a small network, `w · tanh(W_q q + W_k k)`, the
+//!    form that accepts queries and keys of different sizes; then [`BahdanauAttention`],
+//!    the one-query-per-step form a seq2seq decoder uses.
+//! 3. [`scaled_dot_product_attention`] and [`DotProductAttention`]: scores from a dot
+//!    product, scaled by `1/√d` so they do not saturate the softmax.
+//! 4. [`MultiHeadAttention`]: several dot-product heads on projections of one input, and
+//!    [`MultiHeadAdditiveAttention`], the same idea for the additive form.
+//! 5. [`CausalSelfAttention`] and [`KvCache`]: a decoder's self-attention, run over a
+//!    whole sequence for training or token by token from a cache for generation.
+//!
+//! # Conventions
+//! - Every module is built the same way: `Module::new(ModuleConfig { … })`, settings named
+//!   and defaulted (sizes have no default and must be set). From given weights:
+//!   `Module::from_state_dict(config, &state)`, with PyTorch's parameter names; to copy
+//!   weights into a module that exists, [`Module::load_state_dict`](engine::nn::Module).
+//! - Every module starts in training mode (dropout on); `eval()` switches it off.
+//! - Every module keeps the weights of its last forward pass for plotting
+//!   ([`AttentionWeights::last_attention_weights`]).
+//! - `use attention::prelude::*` brings the modules, their configs, [`Mask`], [`Fill`], the
+//!   traits whose methods they use ([`engine::nn::Module`], [`AttentionWeights`]) and
+//!   [`engine::Tensor`].
+//!
+//! One file per mechanism: `mask.rs`, `masked_softmax.rs`, `additive.rs`, `bahdanau.rs`,
+//! `multi_head_additive.rs`, `dot_product.rs`, `multi_head.rs`, `kv_cache.rs`,
+//! `causal_self_attention.rs`.
 
 mod additive;
 mod bahdanau;
@@ -23,15 +60,18 @@ mod mask;
 mod masked_softmax;
 mod multi_head;
 mod multi_head_additive;
+pub mod prelude;
 mod weights;
 
-pub use additive::AdditiveAttention;
-pub use bahdanau::BahdanauAttention;
-pub use causal_self_attention::CausalSelfAttention;
-pub use dot_product::{DotProductAttention, scaled_dot_product_attention};
+pub use additive::{AdditiveAttention, AdditiveAttentionConfig};
+pub use bahdanau::{BahdanauAttention, BahdanauAttentionConfig};
+pub use causal_self_attention::{CausalSelfAttention, CausalSelfAttentionConfig};
+pub use dot_product::{
+    DotProductAttention, DotProductAttentionConfig, scaled_dot_product_attention,
+};
 pub use kv_cache::KvCache;
 pub use mask::Mask;
 pub use masked_softmax::{D2L_FILL, Fill, masked_softmax};
-pub use multi_head::MultiHeadAttention;
-pub use multi_head_additive::MultiHeadAdditiveAttention;
+pub use multi_head::{MultiHeadAttention, MultiHeadAttentionConfig};
+pub use multi_head_additive::{MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig};
 pub use weights::AttentionWeights;

@@ -1,64 +1,136 @@
-//! Which keys each query may attend to, said explicitly.
+//! Which keys each query may attend to, said explicitly, and combined with `&`.
 //!
 //! A [`Mask`] is a value, not a convention hidden in a function: valid lengths per batch
-//! element or per query, an explicit 0/1 tensor, or causal order (with an offset for
-//! cached decoding). [`Mask::keep_for`] turns any of them into the same thing: a 0/1
-//! "keep" tensor that broadcasts to the attention scores `[..., Q, K]`.
+//! element or per query, a key-padding mask, a full keep mask, or causal order. Masks
+//! compose: `Mask::causal() & Mask::key_padding(&pad)` lets a query see a key only where
+//! both allow it. [`Mask::keep_for`] turns any of them into the same thing: a 0/1 "keep"
+//! tensor that broadcasts to the attention scores.
+
+use std::ops::BitAnd;
 
 use engine::Tensor;
-use engine::shape::broadcast_shapes;
 
 /// Which key positions each query may attend to.
 ///
-/// | variant | tensor shape | query `q` of batch element `b` sees key `k` when |
+/// Shapes are those of the scores *as the module documents them*: `[B, Q, K]` for the
+/// batched modules (heads are handled inside), `[..., Q, K]` for
+/// [`masked_softmax`](crate::masked_softmax) and
+/// [`scaled_dot_product_attention`](crate::scaled_dot_product_attention).
+///
+/// | constructor | tensor shape | query `q` of batch element `b` sees key `k` when |
 /// |---|---|---|
-/// | `None` | — | always |
-/// | `ValidLens(lens)` | `[B]`, for scores `[B, ..., Q, K]` | `k < lens[b]` (every query of `b` alike) |
-/// | `ValidLens(lens)` | `[B, Q]` | `k < lens[b, q]` |
-/// | `Keep(mask)` | broadcasts to the scores `[..., Q, K]` | `mask[.., q, k] == 1` |
-/// | `Causal { offset }` | — | `k <= q + offset` |
+/// | [`none`](Mask::none) | — | always |
+/// | [`valid_lens`](Mask::valid_lens) | `[B]` | `k < lens[b]` (every query of `b` alike) |
+/// | [`valid_lens`](Mask::valid_lens) | `[B, Q]` | `k < lens[b, q]` |
+/// | [`key_padding`](Mask::key_padding) | `[B, K]` | `pad[b, k] == 1` (1 = a real token, 0 = padding) |
+/// | [`keep`](Mask::keep) | the scores' rank, each dimension equal or 1 | `keep[b, .., q, k] == 1` |
+/// | [`causal`](Mask::causal) | — | `k <= q + (K − Q)`: aligned to the *last* key |
+/// | [`causal_with_offset`](Mask::causal_with_offset) | — | `k <= q + offset` |
+/// | `a & b` | — | both `a` and `b` allow it |
+///
+/// A key-padding mask and a full keep mask are different constructors, so a `[B, K]`
+/// padding mask can never be read as a `[Q, K]` mask: a keep mask must have the rank of
+/// the scores (write `[1, Q, K]` for one mask shared by the batch).
 ///
 /// Valid lengths larger than the number of keys `K` are clamped to `K` (every key is
 /// visible), which is what d2l's `sequence_mask` does; lengths must be whole numbers ≥ 0.
-/// `Keep` masks hold only 0 and 1 (1 = may attend, as in PyTorch's boolean
-/// `scaled_dot_product_attention` mask; note that `nn.MultiheadAttention`'s
-/// `key_padding_mask` uses the opposite sense).
+/// Padding and keep masks hold only 0 and 1 (1 = may attend, as in PyTorch's boolean
+/// `scaled_dot_product_attention` mask; `nn.MultiheadAttention`'s `key_padding_mask` uses
+/// the opposite sense).
 ///
 /// ```
 /// use attention::Mask;
 /// use engine::Tensor;
 ///
-/// let mask = Mask::ValidLens(Tensor::from_vec(vec![2.0, 3.0], &[2]));
-/// let keep = mask.keep_for("example", &[2, 1, 4]).unwrap();
-/// assert_eq!(keep.shape(), &[2, 1, 4]);
+/// let lens = Mask::valid_lens(&Tensor::from_vec(vec![2.0, 3.0], [2]));
+/// let keep = lens.keep_for("example", &[2, 1, 4]).unwrap();
 /// assert_eq!(keep.to_vec(), vec![1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0]);
+///
+/// // Causal order and padding together: one expression.
+/// let pad = Tensor::from_vec(vec![1.0, 1.0, 0.0], [1, 3]);
+/// let both = Mask::causal() & Mask::key_padding(&pad);
+/// let keep = both.keep_for("example", &[1, 3, 3]).unwrap();
+/// assert_eq!(keep.to_vec(), vec![1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0]);
 /// ```
+#[derive(Clone, Debug, Default)]
+pub struct Mask {
+    /// The conditions that must all hold; none means every key is visible.
+    parts: Vec<Part>,
+}
+
 #[derive(Clone, Debug)]
-pub enum Mask {
-    /// Every key is visible.
-    None,
-    /// Keys `0..len` are visible: one length per batch element (`[B]`) or per query
-    /// (`[B, Q]`).
+enum Part {
     ValidLens(Tensor),
-    /// A 0/1 tensor, broadcastable to the scores, with 1 where a query may attend to a key.
+    KeyPadding(Tensor),
     Keep(Tensor),
-    /// Causal order: query `q` (at absolute position `offset + q`) sees keys `0..=offset + q`.
-    /// `offset` is the number of tokens already in a KV cache.
-    Causal {
-        /// The absolute position of the first query.
-        offset: usize,
-    },
+    /// `None`: aligned to the last key (offset `K − Q`).
+    Causal(Option<usize>),
 }
 
 impl Mask {
-    /// Causal order for a full sequence (no cache): `Causal { offset: 0 }`.
+    /// Every key is visible.
+    pub fn none() -> Mask {
+        Mask::default()
+    }
+
+    /// Keys `0..len` are visible: one length per batch element (`[B]`) or per query
+    /// (`[B, Q]`), whole numbers ≥ 0 (d2l's `valid_lens`).
+    pub fn valid_lens(lens: &Tensor) -> Mask {
+        Mask::from_part(Part::ValidLens(lens.clone()))
+    }
+
+    /// Which keys are real tokens: `[B, K]`, 1 for a real token and 0 for padding. Every
+    /// query of batch element `b` sees the same keys.
+    pub fn key_padding(keep: &Tensor) -> Mask {
+        Mask::from_part(Part::KeyPadding(keep.clone()))
+    }
+
+    /// A full 0/1 mask with the rank of the scores (`[B, Q, K]` for the batched modules),
+    /// each dimension equal to the scores' or 1: `[1, Q, K]` is one mask for the whole
+    /// batch, `[B, 1, K]` one row per example.
+    pub fn keep(mask: &Tensor) -> Mask {
+        Mask::from_part(Part::Keep(mask.clone()))
+    }
+
+    /// Causal order, aligned to the last key: with `Q` queries and `K ≥ Q` keys, query `q`
+    /// is the token at position `K − Q + q` and sees keys `0..=K − Q + q`. For a full
+    /// sequence (`K = Q`) that is "each token sees itself and the past"; for one new token
+    /// against a cache of `K` keys, it sees all of them, as decoding needs.
     pub fn causal() -> Mask {
-        Mask::Causal { offset: 0 }
+        Mask::from_part(Part::Causal(None))
+    }
+
+    /// Causal order with the first query at absolute position `offset`: query `q` sees
+    /// keys `0..=offset + q`, whatever the number of keys.
+    pub fn causal_with_offset(offset: usize) -> Mask {
+        Mask::from_part(Part::Causal(Some(offset)))
+    }
+
+    /// Both masks at once: a key is visible only where `self` and `other` both allow it.
+    /// The same as `self & other`.
+    pub fn and(&self, other: &Mask) -> Mask {
+        let mut parts = self.parts.clone();
+        parts.extend(other.parts.iter().cloned());
+        Mask { parts }
+    }
+
+    /// True when the mask hides nothing.
+    pub fn is_none(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// True when causal order is part of the mask.
+    pub(crate) fn is_causal(&self) -> bool {
+        self.parts.iter().any(|p| matches!(p, Part::Causal(_)))
+    }
+
+    fn from_part(part: Part) -> Mask {
+        Mask { parts: vec![part] }
     }
 
     /// The 0/1 keep tensor for scores of shape `scores` (`[..., Q, K]`), with the same rank
-    /// as the scores, or `None` when nothing is masked. `module` names the caller in
-    /// error messages.
+    /// as the scores, or `None` when nothing is masked. `module` names the caller in error
+    /// messages.
     #[track_caller]
     pub fn keep_for(&self, module: &str, scores: &[usize]) -> Option<Tensor> {
         let rank = scores.len();
@@ -66,35 +138,15 @@ impl Mask {
             rank >= 2,
             "{module}: attention scores must be at least [Q, K], found {scores:?}"
         );
-        let (q, k) = (scores[rank - 2], scores[rank - 1]);
-        match self {
-            Mask::None => None,
-            Mask::ValidLens(lens) => Some(valid_lens_keep(module, lens, scores)),
-            Mask::Keep(mask) => {
-                let fits = broadcast_shapes(mask.shape(), scores).as_deref() == Some(scores);
-                assert!(
-                    fits,
-                    "{module}: the mask has shape {:?}, which does not broadcast to the attention scores {scores:?} ([..., queries, keys])",
-                    mask.shape()
-                );
-                let values = mask.to_vec();
-                if let Some(bad) = values.iter().find(|&&v| v != 0.0 && v != 1.0) {
-                    panic!(
-                        "{module}: a keep mask holds only 0 (masked) and 1 (may attend), found {bad}; hint: an additive float mask (0 / -inf) is not accepted, convert it to 0/1"
-                    );
-                }
-                let mut shape = vec![1; rank - mask.rank()];
-                shape.extend_from_slice(mask.shape());
-                Some(mask.reshape(shape))
-            }
-            Mask::Causal { offset } => {
-                let rows = Tensor::arange(q).reshape([q, 1]) + *offset as f32;
-                let cols = Tensor::arange(k).reshape([1, k]);
-                let mut shape = vec![1; rank - 2];
-                shape.extend([q, k]);
-                Some(cols.le(&rows).reshape(shape))
-            }
+        let mut keep: Option<Tensor> = None;
+        for part in &self.parts {
+            let this = part_keep(module, part, scores);
+            keep = Some(match keep {
+                None => this,
+                Some(k) => &k * &this,
+            });
         }
+        keep
     }
 
     /// The same mask for d2l-style multi-head attention, where the heads of batch element
@@ -103,26 +155,139 @@ impl Mask {
     /// Per-batch tensors are repeated with `repeat_interleave` (`[a, b] → [a, a, b, b]`), not
     /// tiled (`[a, b, a, b]`): tiling would give head 1 of element 0 the mask of element 1.
     pub fn repeat_for_heads(&self, heads: usize) -> Mask {
-        match self {
-            Mask::None | Mask::Causal { .. } => self.clone(),
-            Mask::ValidLens(lens) => Mask::ValidLens(lens.repeat_interleave(heads, 0)),
-            // Only a mask with its own batch dimension varies across the batch.
-            Mask::Keep(mask) if mask.rank() >= 3 && mask.shape()[0] > 1 => {
-                Mask::Keep(mask.repeat_interleave(heads, 0))
-            }
-            Mask::Keep(_) => self.clone(),
+        let parts = self
+            .parts
+            .iter()
+            .map(|part| match part {
+                Part::ValidLens(t) => Part::ValidLens(t.repeat_interleave(heads, 0)),
+                Part::KeyPadding(t) => Part::KeyPadding(t.repeat_interleave(heads, 0)),
+                // A keep mask with a batch dimension of 1 is shared by every row already.
+                Part::Keep(t) if t.rank() >= 3 && t.shape()[0] > 1 => {
+                    Part::Keep(t.repeat_interleave(heads, 0))
+                }
+                other => other.clone(),
+            })
+            .collect();
+        Mask { parts }
+    }
+}
+
+impl Mask {
+    /// The same mask for scores with a head axis, `[B, H, Q, K]`, when it was written for
+    /// `[B, Q, K]`: a keep mask gains that axis (the other kinds fit any rank already).
+    pub(crate) fn with_head_axis(&self) -> Mask {
+        let parts = self
+            .parts
+            .iter()
+            .map(|part| match part {
+                Part::Keep(t) => Part::Keep(t.unsqueeze(1)),
+                other => other.clone(),
+            })
+            .collect();
+        Mask { parts }
+    }
+}
+
+impl BitAnd for Mask {
+    type Output = Mask;
+
+    /// Both masks at once (see [`Mask::and`]).
+    fn bitand(self, other: Mask) -> Mask {
+        self.and(&other)
+    }
+}
+
+impl BitAnd for &Mask {
+    type Output = Mask;
+
+    /// Both masks at once (see [`Mask::and`]).
+    fn bitand(self, other: &Mask) -> Mask {
+        self.and(other)
+    }
+}
+
+#[track_caller]
+fn part_keep(module: &str, part: &Part, scores: &[usize]) -> Tensor {
+    let rank = scores.len();
+    let (q, k) = (scores[rank - 2], scores[rank - 1]);
+    match part {
+        Part::ValidLens(lens) => valid_lens_keep(module, lens, scores),
+        Part::KeyPadding(pad) => key_padding_keep(module, pad, scores),
+        Part::Keep(mask) => {
+            let fits = mask.rank() == rank
+                && mask
+                    .shape()
+                    .iter()
+                    .zip(scores)
+                    .all(|(&m, &s)| m == s || m == 1);
+            assert!(
+                fits,
+                "{module}: a keep mask must have the rank of the attention scores {scores:?} with each dimension equal or 1, found {:?}; hint: a [B, K] padding mask is Mask::key_padding, and one [Q, K] mask for every example is Mask::keep of mask.unsqueeze(0)",
+                mask.shape()
+            );
+            zero_one(module, "a keep mask", mask);
+            mask.clone()
+        }
+        Part::Causal(offset) => {
+            let offset = match offset {
+                Some(o) => *o,
+                None => {
+                    assert!(
+                        k >= q,
+                        "{module}: a causal mask aligned to the last key needs at least as many keys as queries, found {q} queries and {k} keys (scores {scores:?}); hint: Mask::causal_with_offset(o) says where the first query stands"
+                    );
+                    k - q
+                }
+            };
+            let rows = Tensor::arange(q).reshape([q, 1]) + offset as f32;
+            let cols = Tensor::arange(k).reshape([1, k]);
+            let mut shape = vec![1; rank - 2];
+            shape.extend([q, k]);
+            cols.le(&rows).reshape(shape)
         }
     }
 }
 
 #[track_caller]
+fn zero_one(module: &str, what: &str, mask: &Tensor) {
+    if let Some(bad) = mask.to_vec().iter().find(|&&v| v != 0.0 && v != 1.0) {
+        panic!(
+            "{module}: {what} holds only 0 (masked) and 1 (may attend), found {bad}; hint: an additive float mask (0 / -inf) is not accepted, convert it to 0/1"
+        );
+    }
+}
+
+#[track_caller]
+fn batch_dim(module: &str, what: &str, scores: &[usize]) -> usize {
+    assert!(
+        scores.len() >= 3,
+        "{module}: {what} need attention scores with a batch dimension, [B, ..., Q, K], found {scores:?}; hint: unsqueeze(0) the scores, or use Mask::keep"
+    );
+    scores[0]
+}
+
+#[track_caller]
+fn key_padding_keep(module: &str, pad: &Tensor, scores: &[usize]) -> Tensor {
+    let rank = scores.len();
+    let batch = batch_dim(module, "key-padding masks", scores);
+    let k = scores[rank - 1];
+    assert!(
+        pad.shape() == [batch, k],
+        "{module}: a key-padding mask must have shape [B, K] = [{batch}, {k}] for attention scores {scores:?}, found {:?}",
+        pad.shape()
+    );
+    zero_one(module, "a key-padding mask", pad);
+    let mut shape = vec![1; rank];
+    shape[0] = batch;
+    shape[rank - 1] = k;
+    pad.reshape(shape)
+}
+
+#[track_caller]
 fn valid_lens_keep(module: &str, lens: &Tensor, scores: &[usize]) -> Tensor {
     let rank = scores.len();
-    assert!(
-        rank >= 3,
-        "{module}: valid lengths need attention scores with a batch dimension, [B, ..., Q, K], found {scores:?}; hint: unsqueeze(0) the scores, or use a Keep mask"
-    );
-    let (batch, q, k) = (scores[0], scores[rank - 2], scores[rank - 1]);
+    let batch = batch_dim(module, "valid lengths", scores);
+    let (q, k) = (scores[rank - 2], scores[rank - 1]);
     let per_query = match lens.shape() {
         [b] if *b == batch => false,
         [b, lq] if *b == batch && *lq == q => true,

@@ -13,7 +13,7 @@ use crate::mask::Mask;
 ///
 /// | policy | masked score | a fully masked row gives |
 /// |---|---|---|
-/// | `Safe` (default) | excluded exactly | all-zero weights, zero gradients |
+/// | `Safe` (default) | left out of the max, the exponentials and the sum (no sentinel value) | all-zero weights, zero gradients |
 /// | `D2l` | `-1e6` (d2l's `masked_softmax`) | uniform weights over *all* keys |
 /// | `Constant(c)` | `c` (the first article uses `-1e9`) | uniform weights over all keys |
 ///
@@ -31,7 +31,7 @@ use crate::mask::Mask;
 /// use engine::Tensor;
 ///
 /// // One query that may see no key at all.
-/// let nothing = Mask::ValidLens(Tensor::from_vec(vec![0.0], &[1]));
+/// let nothing = Mask::valid_lens(&Tensor::from_vec(vec![0.0], [1]));
 /// let scores = Tensor::from_vec(vec![1.0, 2.0], &[1, 1, 2]);
 /// assert_eq!(masked_softmax(&scores, &nothing, Fill::Safe).to_vec(), vec![0.0, 0.0]);
 /// assert_eq!(masked_softmax(&scores, &nothing, Fill::D2l).to_vec(), vec![0.5, 0.5]);
@@ -64,7 +64,7 @@ pub const D2L_FILL: f32 = -1e6;
 /// use engine::Tensor;
 ///
 /// let scores = Tensor::zeros(&[2, 1, 3]);
-/// let lens = Mask::ValidLens(Tensor::from_vec(vec![2.0, 0.0], &[2]));
+/// let lens = Mask::valid_lens(&Tensor::from_vec(vec![2.0, 0.0], [2]));
 /// let safe = masked_softmax(&scores, &lens, Fill::Safe).to_vec();
 /// assert_eq!(safe, vec![0.5, 0.5, 0.0, 0.0, 0.0, 0.0]);
 /// let d2l = masked_softmax(&scores, &lens, Fill::D2l).to_vec();
@@ -78,12 +78,7 @@ pub fn masked_softmax(scores: &Tensor, mask: &Mask, fill: Fill) -> Tensor {
 /// [`masked_softmax`] with errors reported under the name of the calling module.
 #[track_caller]
 pub(crate) fn masked_softmax_in(module: &str, scores: &Tensor, mask: &Mask, fill: Fill) -> Tensor {
-    if let Fill::Constant(value) = fill {
-        assert!(
-            value.is_finite(),
-            "{module}: Fill::Constant needs a finite value, found {value}; hint: -inf makes a fully masked row 0/0 = NaN, and Fill::Safe excludes masked keys exactly"
-        );
-    }
+    crate::check::fill(module, fill);
     let Some(keep) = mask.keep_for(module, scores.shape()) else {
         return scores.softmax(-1);
     };
@@ -91,9 +86,38 @@ pub(crate) fn masked_softmax_in(module: &str, scores: &Tensor, mask: &Mask, fill
     match fill {
         Fill::D2l => scores.masked_fill(&masked, D2L_FILL).softmax(-1),
         Fill::Constant(value) => scores.masked_fill(&masked, value).softmax(-1),
-        // The lowest finite score makes exp(score - max) exactly 0 beside any real score,
-        // and keeps a fully masked row finite (uniform); multiplying by `keep` then zeroes
-        // that row, and its gradient with it.
-        Fill::Safe => scores.masked_fill(&masked, f32::MIN).softmax(-1) * keep,
+        Fill::Safe => safe_softmax(scores, &keep),
     }
+}
+
+/// Softmax over the visible keys only, with no sentinel value: masked keys are left out
+/// of the maximum, the exponentials and the sum, so the result does not depend on what the
+/// real scores are (even `f32::MIN` or `-inf`). A row with no visible key, or whose visible
+/// scores are all `-inf`, gets zero weights and zero gradients, as PyTorch's
+/// `_safe_softmax` gives.
+#[track_caller]
+fn safe_softmax(scores: &Tensor, keep: &Tensor) -> Tensor {
+    // No key at all (an empty sequence): the weights are empty too, and there is no
+    // maximum to take.
+    if scores.size(-1) == 0 {
+        return scores.softmax(-1);
+    }
+    let neg_inf = Tensor::scalar(f32::NEG_INFINITY);
+    let zero = Tensor::scalar(0.0);
+    let keep = keep.broadcast_to(scores.shape());
+    // The largest visible score of each row, as a constant (softmax does not change when a
+    // row is shifted, so no gradient needs to flow through it). A row with nothing visible
+    // has -inf here; shifting it by 0 instead keeps it finite.
+    let row_max = keep
+        .where_cond(scores, &neg_inf)
+        .detach()
+        .max_dim_keepdim(-1);
+    let shift = row_max.gt(&neg_inf).where_cond(&row_max, &zero);
+    // Masked entries become -inf before `exp`, so they contribute exactly 0, forward and
+    // backward (selecting after `exp` would let an overflowing masked score send
+    // 0 · inf = NaN into the gradient).
+    let exps = keep.where_cond(&(scores - &shift), &neg_inf).exp();
+    let sums = exps.sum_dim_keepdim(-1);
+    let has_mass = sums.gt(&zero);
+    &exps / &has_mass.where_cond(&sums, &Tensor::scalar(1.0))
 }

@@ -1,13 +1,50 @@
 //! Multi-head attention: d2l's `MultiHeadAttention`, heads folded into the batch.
 
 use engine::Tensor;
-use engine::nn::{Linear, Module, prefixed};
+use engine::nn::{Linear, LoadError, Module, StateDict, StateReader, prefixed};
 
+use crate::additive::projection;
 use crate::check;
-use crate::dot_product::DotProductAttention;
+use crate::dot_product::{DotProductAttention, DotProductAttentionConfig};
 use crate::mask::Mask;
 use crate::masked_softmax::Fill;
 use crate::weights::AttentionWeights;
+
+/// The settings of a [`MultiHeadAttention`] module, named as in d2l's
+/// `MultiHeadAttention(num_hiddens, num_heads, dropout, bias=False)`.
+///
+/// ```
+/// use attention::MultiHeadAttentionConfig;
+/// let config = MultiHeadAttentionConfig { num_hiddens: 16, num_heads: 4, ..Default::default() };
+/// assert_eq!((config.dropout, config.bias, config.query_size), (0.0, false, None));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MultiHeadAttentionConfig {
+    /// The size the queries, keys and values are projected to, and of the output (no
+    /// default: must be set).
+    pub num_hiddens: usize,
+    /// The number of heads, which must divide `num_hiddens` (no default).
+    pub num_heads: usize,
+    /// The size of each query; `None` (the default) means `num_hiddens`.
+    pub query_size: Option<usize>,
+    /// The size of each key; `None` (the default) means `num_hiddens`.
+    pub key_size: Option<usize>,
+    /// The size of each value; `None` (the default) means `num_hiddens`.
+    pub value_size: Option<usize>,
+    /// Dropout on the attention weights, in training mode (default 0).
+    pub dropout: f32,
+    /// Whether the four projections have biases (default `false`, as in d2l).
+    pub bias: bool,
+    /// What masked scores become (default [`Fill::Safe`]; [`Fill::D2l`] reproduces d2l).
+    pub fill: Fill,
+}
+
+impl MultiHeadAttentionConfig {
+    /// `[query_size, key_size, value_size]`, each defaulting to `num_hiddens`.
+    fn input_sizes(&self) -> [usize; 3] {
+        [self.query_size, self.key_size, self.value_size].map(|s| s.unwrap_or(self.num_hiddens))
+    }
+}
 
 /// Multi-head scaled dot-product attention, exactly d2l's `MultiHeadAttention`: queries,
 /// keys and values are projected to `num_hiddens`, split into `num_heads` heads of
@@ -18,29 +55,42 @@ use crate::weights::AttentionWeights;
 /// | `queries` | `[B, Q, query_size]` |
 /// | `keys` | `[B, K, key_size]` |
 /// | `values` | `[B, K, value_size]` |
-/// | `mask` | see [`Mask`]; per-batch masks are repeated per head |
+/// | `mask` | see [`Mask`]: scores are `[B, Q, K]`, the same mask for every head |
 /// | output | `[B, Q, num_hiddens]` |
 /// | [`last_attention_weights`](AttentionWeights::last_attention_weights) | `[B, num_heads, Q, K]` |
 ///
-/// Parameters: `W_q: [num_hiddens, query_size]`, `W_k: [num_hiddens, key_size]`,
-/// `W_v: [num_hiddens, value_size]`, `W_o: [num_hiddens, num_hiddens]`, each with a bias
-/// when `bias` is true.
+/// Parameters (d2l's names): `W_q.weight: [num_hiddens, query_size]`,
+/// `W_k.weight: [num_hiddens, key_size]`, `W_v.weight: [num_hiddens, value_size]`,
+/// `W_o.weight: [num_hiddens, num_hiddens]`, and `W_*.bias: [num_hiddens]` when `bias`.
+///
+/// A new module is in training mode (dropout on, as in PyTorch); call
+/// [`eval`](Module::eval) before measuring.
 ///
 /// **Matching `torch.nn.MultiheadAttention(E, H, bias=False, batch_first=True)`:** with all
 /// sizes equal to `E`, its `in_proj_weight` is `W_q`, `W_k`, `W_v` stacked along dimension 0
 /// (`[3E, E]`) and its `out_proj.weight` is `W_o`. Its `key_padding_mask` is `True` where a
-/// key is *ignored*, the opposite of [`Mask::Keep`]; its returned weights are averaged over
-/// heads unless `average_attn_weights=False`.
+/// key is *ignored*, the opposite of [`Mask::key_padding`]; its returned weights are
+/// averaged over heads unless `average_attn_weights=False`.
+///
+/// **Beside [`CausalSelfAttention`](crate::CausalSelfAttention):** with the same weights
+/// (`bias: true` here), `forward(&x, &x, &x, &(Mask::causal() & pad))` gives the same numbers
+/// as `CausalSelfAttention::forward(&x, &pad)`. This module folds the heads into the batch
+/// and attends queries to other keys (cross-attention); that one keeps the heads as a
+/// dimension and can decode token by token with a [`KvCache`](crate::KvCache).
 ///
 /// ```
-/// use attention::{MultiHeadAttention, Mask};
+/// use attention::{Mask, MultiHeadAttention, MultiHeadAttentionConfig};
 /// use engine::Tensor;
 ///
 /// engine::manual_seed(0);
-/// let attention = MultiHeadAttention::new(100, 5, 0.0, false);
-/// let x = Tensor::randn(&[2, 4, 100]);
-/// let y = Tensor::randn(&[2, 6, 100]);
-/// let lens = Mask::ValidLens(Tensor::from_vec(vec![3.0, 2.0], &[2]));
+/// let attention = MultiHeadAttention::new(MultiHeadAttentionConfig {
+///     num_hiddens: 100,
+///     num_heads: 5,
+///     ..Default::default()
+/// });
+/// let x = Tensor::randn([2, 4, 100]);
+/// let y = Tensor::randn([2, 6, 100]);
+/// let lens = Mask::valid_lens(&Tensor::from_vec(vec![3.0, 2.0], [2]));
 /// assert_eq!(attention.forward(&x, &y, &y, &lens).shape(), &[2, 4, 100]);
 /// ```
 #[derive(Debug)]
@@ -54,77 +104,69 @@ pub struct MultiHeadAttention {
 }
 
 impl MultiHeadAttention {
-    /// Queries, keys and values all of size `num_hiddens` (the usual case).
+    /// A module initialised like PyTorch's `Linear` layers.
     #[track_caller]
-    pub fn new(num_hiddens: usize, num_heads: usize, dropout: f32, bias: bool) -> Self {
-        Self::with_sizes(
-            num_hiddens,
-            num_hiddens,
-            num_hiddens,
-            num_hiddens,
-            num_heads,
-            dropout,
-            bias,
-        )
-    }
-
-    /// Queries, keys and values of their own sizes, projected to `num_hiddens`.
-    #[track_caller]
-    pub fn with_sizes(
-        query_size: usize,
-        key_size: usize,
-        value_size: usize,
-        num_hiddens: usize,
-        num_heads: usize,
-        dropout: f32,
-        bias: bool,
-    ) -> Self {
-        check::heads_divide(
-            "MultiHeadAttention::new",
-            "num_hiddens",
-            num_hiddens,
-            num_heads,
-        );
-        Self::from_linears(
+    pub fn new(config: MultiHeadAttentionConfig) -> Self {
+        let [q, k, v] = Self::check_config("MultiHeadAttention::new", &config);
+        let (h, bias) = (config.num_hiddens, config.bias);
+        Self::from_layers(
             [
-                Linear::new(query_size, num_hiddens, bias),
-                Linear::new(key_size, num_hiddens, bias),
-                Linear::new(value_size, num_hiddens, bias),
-                Linear::new(num_hiddens, num_hiddens, bias),
+                Linear::new(projection(q, h, bias)),
+                Linear::new(projection(k, h, bias)),
+                Linear::new(projection(v, h, bias)),
+                Linear::new(projection(h, h, bias)),
             ],
-            num_heads,
-            dropout,
+            config,
         )
     }
 
-    /// A module from given projections `[W_q, W_k, W_v, W_o]` (to reproduce a PyTorch model).
+    /// A module whose parameters are the given tensors (shared, not copied, so gradients
+    /// reach them), by the names listed above; every problem is reported at once.
     #[track_caller]
-    pub fn from_linears(linears: [Linear; 4], num_heads: usize, dropout: f32) -> Self {
-        let [w_q, w_k, w_v, w_o] = linears;
-        let h = w_q.out_features();
-        check::heads_divide("MultiHeadAttention", "num_hiddens", h, num_heads);
-        assert!(
-            w_k.out_features() == h && w_v.out_features() == h && w_o.in_features() == h,
-            "MultiHeadAttention: W_q, W_k and W_v must project to one size num_hiddens that W_o reads, found W_q {:?}, W_k {:?}, W_v {:?}, W_o {:?}",
-            w_q.weight().shape(),
-            w_k.weight().shape(),
-            w_v.weight().shape(),
-            w_o.weight().shape()
-        );
+    pub fn from_state_dict(
+        config: MultiHeadAttentionConfig,
+        state: &StateDict,
+    ) -> Result<Self, LoadError> {
+        let [q, k, v] = Self::check_config("MultiHeadAttention::from_state_dict", &config);
+        let (h, bias) = (config.num_hiddens, config.bias);
+        let mut reader = StateReader::new(state);
+        let layers = [
+            reader.linear("W_q", projection(q, h, bias)),
+            reader.linear("W_k", projection(k, h, bias)),
+            reader.linear("W_v", projection(v, h, bias)),
+            reader.linear("W_o", projection(h, h, bias)),
+        ];
+        reader.finish()?;
+        Ok(Self::from_layers(layers, config))
+    }
+
+    #[track_caller]
+    fn check_config(module: &str, c: &MultiHeadAttentionConfig) -> [usize; 3] {
+        check::heads_divide(module, "num_hiddens", c.num_hiddens, c.num_heads);
+        let sizes = c.input_sizes();
+        for (name, size) in ["query_size", "key_size", "value_size"].iter().zip(sizes) {
+            check::positive(module, name, size);
+        }
+        check::probability(module, "dropout", c.dropout);
+        check::fill(module, c.fill);
+        sizes
+    }
+
+    #[track_caller]
+    fn from_layers(layers: [Linear; 4], config: MultiHeadAttentionConfig) -> Self {
+        let [w_q, w_k, w_v, w_o] = layers;
         MultiHeadAttention {
-            num_heads,
-            attention: DotProductAttention::new(dropout),
+            num_heads: config.num_heads,
+            attention: DotProductAttention::new(DotProductAttentionConfig {
+                dropout: config.dropout,
+                fill: config.fill,
+                scale: None,
+            }),
             w_q,
             w_k,
             w_v,
             w_o,
         }
-    }
-
-    /// The same module with another fill policy ([`Fill::D2l`] reproduces d2l exactly).
-    pub fn with_fill(mut self, fill: Fill) -> Self {
-        self.attention = self.attention.with_fill(fill);
-        self
     }
 
     /// The number of heads.
@@ -191,7 +233,7 @@ impl MultiHeadAttention {
 }
 
 impl Module for MultiHeadAttention {
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+    fn list_parameters(&self) -> Vec<(String, Tensor)> {
         [
             prefixed("W_q", &self.w_q),
             prefixed("W_k", &self.w_k),

@@ -1,16 +1,36 @@
 //! Multi-head additive attention: several Bahdanau heads side by side (the first article).
 
 use engine::Tensor;
-use engine::nn::{Linear, Module, prefixed};
+use engine::nn::{Linear, LoadError, Module, StateDict, StateReader, prefixed};
 
-use crate::bahdanau::BahdanauAttention;
+use crate::additive::projection;
+use crate::bahdanau::{BahdanauAttention, BahdanauAttentionConfig};
 use crate::check;
 use crate::mask::Mask;
 use crate::masked_softmax::Fill;
 use crate::weights::{AttentionWeights, WeightsSlot};
 
+/// The settings of a [`MultiHeadAdditiveAttention`] module.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MultiHeadAdditiveAttentionConfig {
+    /// The size of the query (no default: must be set).
+    pub query_size: usize,
+    /// The size of each key (no default: must be set).
+    pub key_size: usize,
+    /// The size of each value, and of the context (no default: must be set).
+    pub value_size: usize,
+    /// The total hidden size, shared out equally: each head gets `num_hiddens / num_heads`
+    /// (no default).
+    pub num_hiddens: usize,
+    /// The number of heads, which must divide `num_hiddens` (no default).
+    pub num_heads: usize,
+    /// What masked scores become in every head (default [`Fill::Safe`]).
+    pub fill: Fill,
+}
+
 /// `num_heads` independent [`BahdanauAttention`] heads of hidden size
-/// `hidden / num_heads`, their contexts concatenated and projected back to `value_size`.
+/// `num_hiddens / num_heads`, their contexts concatenated and projected back to
+/// `value_size`.
 ///
 /// | argument | shape |
 /// |---|---|
@@ -22,16 +42,27 @@ use crate::weights::{AttentionWeights, WeightsSlot};
 /// | weights (and [`last_attention_weights`](AttentionWeights::last_attention_weights)) | `[B, num_heads, K]` |
 ///
 /// Parameters: `heads.i.*` for each head (see [`BahdanauAttention`]) and
-/// `W_o: Linear(num_heads · value_size, value_size)`.
+/// `W_o: Linear(num_heads · value_size, value_size)`. The module has no dropout.
 ///
 /// ```
-/// use attention::{Mask, MultiHeadAdditiveAttention};
+/// use attention::{Mask, MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig};
 /// use engine::Tensor;
 ///
 /// engine::manual_seed(0);
-/// let attention = MultiHeadAdditiveAttention::new(6, 4, 5, 8, 2);
-/// let (context, weights) =
-///     attention.forward(&Tensor::randn(&[3, 6]), &Tensor::randn(&[3, 7, 4]), &Tensor::randn(&[3, 7, 5]), &Mask::None);
+/// let attention = MultiHeadAdditiveAttention::new(MultiHeadAdditiveAttentionConfig {
+///     query_size: 6,
+///     key_size: 4,
+///     value_size: 5,
+///     num_hiddens: 8,
+///     num_heads: 2,
+///     ..Default::default()
+/// });
+/// let (context, weights) = attention.forward(
+///     &Tensor::randn([3, 6]),
+///     &Tensor::randn([3, 7, 4]),
+///     &Tensor::randn([3, 7, 5]),
+///     &Mask::none(),
+/// );
 /// assert_eq!((context.shape(), weights.shape()), (&[3, 5][..], &[3, 2, 7][..]));
 /// ```
 #[derive(Debug)]
@@ -42,61 +73,62 @@ pub struct MultiHeadAdditiveAttention {
 }
 
 impl MultiHeadAdditiveAttention {
-    /// `num_heads` heads sharing the total hidden size `hidden`.
+    /// A module initialised like [`BahdanauAttention::new`] in every head.
     #[track_caller]
-    pub fn new(
-        query_size: usize,
-        key_size: usize,
-        value_size: usize,
-        hidden: usize,
-        num_heads: usize,
-    ) -> Self {
-        check::heads_divide(
-            "MultiHeadAdditiveAttention::new",
-            "hidden",
-            hidden,
-            num_heads,
-        );
-        let heads = (0..num_heads)
-            .map(|_| BahdanauAttention::new(query_size, key_size, value_size, hidden / num_heads))
+    pub fn new(config: MultiHeadAdditiveAttentionConfig) -> Self {
+        let module = "MultiHeadAdditiveAttention::new";
+        let head = Self::check_config(module, &config);
+        let heads = (0..config.num_heads)
+            .map(|_| BahdanauAttention::new_in(module, head))
             .collect();
-        Self::from_parts(heads, Linear::new(num_heads * value_size, value_size, true))
-    }
-
-    /// A module from given heads and output projection.
-    #[track_caller]
-    pub fn from_parts(heads: Vec<BahdanauAttention>, w_o: Linear) -> Self {
-        let module = "MultiHeadAdditiveAttention";
-        assert!(!heads.is_empty(), "{module}: needs at least one head");
-        let sizes = |h: &BahdanauAttention| [h.query_size(), h.key_size(), h.value_size()];
-        let first = sizes(&heads[0]);
-        for (i, head) in heads.iter().enumerate() {
-            assert!(
-                sizes(head) == first,
-                "{module}: head {i} takes [query_size, key_size, value_size] = {:?} but head 0 takes {first:?}",
-                sizes(head)
-            );
-        }
-        assert!(
-            w_o.in_features() == heads.len() * first[2],
-            "{module}: {} heads of value_size {} give {} features but W_o {:?} reads {}",
-            heads.len(),
-            first[2],
-            heads.len() * first[2],
-            w_o.weight().shape(),
-            w_o.in_features()
-        );
+        let v = config.value_size;
         MultiHeadAdditiveAttention {
             heads,
-            w_o,
+            w_o: Linear::new(projection(config.num_heads * v, v, true)),
             weights: WeightsSlot::default(),
         }
     }
 
-    /// The same module with another fill policy in every head.
-    pub fn with_fill(mut self, fill: Fill) -> Self {
-        self.heads = self.heads.into_iter().map(|h| h.with_fill(fill)).collect();
-        self
+    /// A module whose parameters are the given tensors (shared, not copied, so gradients
+    /// reach them), by the names listed above; every problem is reported at once.
+    #[track_caller]
+    pub fn from_state_dict(
+        config: MultiHeadAdditiveAttentionConfig,
+        state: &StateDict,
+    ) -> Result<Self, LoadError> {
+        let head = Self::check_config("MultiHeadAdditiveAttention::from_state_dict", &config);
+        let mut reader = StateReader::new(state);
+        let heads = (0..config.num_heads)
+            .map(|i| BahdanauAttention::read(&mut reader, &format!("heads.{i}."), head))
+            .collect();
+        let v = config.value_size;
+        let w_o = reader.linear("W_o", projection(config.num_heads * v, v, true));
+        reader.finish()?;
+        Ok(MultiHeadAdditiveAttention {
+            heads,
+            w_o,
+            weights: WeightsSlot::default(),
+        })
+    }
+
+    /// Checks the settings and returns those of one head.
+    #[track_caller]
+    fn check_config(module: &str, c: &MultiHeadAdditiveAttentionConfig) -> BahdanauAttentionConfig {
+        check::heads_divide(module, "num_hiddens", c.num_hiddens, c.num_heads);
+        let head = BahdanauAttentionConfig {
+            query_size: c.query_size,
+            key_size: c.key_size,
+            value_size: c.value_size,
+            num_hiddens: c.num_hiddens / c.num_heads,
+            fill: c.fill,
+        };
+        BahdanauAttention::check_config(module, &head);
+        head
+    }
+
+    /// The number of heads.
+    pub fn num_heads(&self) -> usize {
+        self.heads.len()
     }
 
     /// Returns `(context [B, value_size], weights [B, num_heads, K])`.
@@ -131,7 +163,7 @@ impl MultiHeadAdditiveAttention {
 }
 
 impl Module for MultiHeadAdditiveAttention {
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+    fn list_parameters(&self) -> Vec<(String, Tensor)> {
         let mut all: Vec<(String, Tensor)> = self
             .heads
             .iter()

@@ -14,10 +14,10 @@ use engine::Tensor;
 /// | [`MultiHeadAdditiveAttention`](crate::MultiHeadAdditiveAttention) | `[B, heads, K]` |
 ///
 /// ```
-/// use attention::{AttentionWeights, DotProductAttention, Mask};
+/// use attention::{AttentionWeights, DotProductAttention, DotProductAttentionConfig, Mask};
 /// use engine::Tensor;
 ///
-/// let attention = DotProductAttention::new(0.0);
+/// let attention = DotProductAttention::new(DotProductAttentionConfig::default());
 /// assert!(attention.last_attention_weights().is_none());
 /// let x = Tensor::randn(&[1, 3, 4]);
 /// attention.forward(&x, &x, &x, &Mask::causal());

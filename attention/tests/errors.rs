@@ -3,10 +3,13 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use attention::{
-    AdditiveAttention, BahdanauAttention, CausalSelfAttention, DotProductAttention, Fill, Mask,
-    MultiHeadAdditiveAttention, MultiHeadAttention, scaled_dot_product_attention,
+    AdditiveAttention, AdditiveAttentionConfig, BahdanauAttention, BahdanauAttentionConfig,
+    CausalSelfAttention, CausalSelfAttentionConfig, DotProductAttention, DotProductAttentionConfig,
+    Fill, Mask, MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig, MultiHeadAttention,
+    MultiHeadAttentionConfig, scaled_dot_product_attention,
 };
 use engine::Tensor;
+use engine::nn::Module;
 
 fn message(f: impl FnOnce()) -> String {
     let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
@@ -21,14 +24,61 @@ fn z(shape: &[usize]) -> Tensor {
     Tensor::zeros(shape)
 }
 
+fn additive(query_size: usize, key_size: usize, num_hiddens: usize) -> AdditiveAttention {
+    AdditiveAttention::new(AdditiveAttentionConfig {
+        query_size,
+        key_size,
+        num_hiddens,
+        ..Default::default()
+    })
+}
+
+/// Bahdanau attention with query, key and value sizes 4 and hidden size 8.
+fn bahdanau() -> BahdanauAttention {
+    BahdanauAttention::new(BahdanauAttentionConfig {
+        query_size: 4,
+        key_size: 4,
+        value_size: 4,
+        num_hiddens: 8,
+        ..Default::default()
+    })
+}
+
+fn multi_head(num_hiddens: usize, num_heads: usize) -> MultiHeadAttention {
+    MultiHeadAttention::new(MultiHeadAttentionConfig {
+        num_hiddens,
+        num_heads,
+        ..Default::default()
+    })
+}
+
+fn multi_head_additive(num_hiddens: usize, num_heads: usize) -> MultiHeadAdditiveAttention {
+    MultiHeadAdditiveAttention::new(MultiHeadAdditiveAttentionConfig {
+        query_size: 4,
+        key_size: 4,
+        value_size: 4,
+        num_hiddens,
+        num_heads,
+        ..Default::default()
+    })
+}
+
+fn causal(d_model: usize, num_heads: usize) -> CausalSelfAttention {
+    CausalSelfAttention::new(CausalSelfAttentionConfig {
+        d_model,
+        num_heads,
+        ..Default::default()
+    })
+}
+
 #[test]
 fn dot_product_queries_and_keys_of_different_sizes() {
     let msg = message(|| {
-        DotProductAttention::new(0.0).forward(
+        DotProductAttention::new(DotProductAttentionConfig::default()).forward(
             &z(&[2, 3, 8]),
             &z(&[2, 5, 6]),
             &z(&[2, 5, 4]),
-            &Mask::None,
+            &Mask::none(),
         );
     });
     assert!(
@@ -49,9 +99,7 @@ fn keys_and_values_of_different_lengths() {
             &z(&[2, 3, 8]),
             &z(&[2, 5, 8]),
             &z(&[2, 4, 8]),
-            &Mask::None,
-            Fill::Safe,
-            None,
+            &Mask::none(),
         );
     });
     assert_eq!(
@@ -59,11 +107,11 @@ fn keys_and_values_of_different_lengths() {
         "scaled_dot_product_attention: keys [2, 5, 8] and values [2, 4, 8] must hold the same number of entries (dimension -2), found 5 keys and 4 values"
     );
     let msg = message(|| {
-        AdditiveAttention::new(3, 3, 4, 0.0).forward(
+        additive(3, 3, 4).forward(
             &z(&[1, 2, 3]),
             &z(&[1, 5, 3]),
             &z(&[1, 6, 2]),
-            &Mask::None,
+            &Mask::none(),
         );
     });
     assert!(
@@ -75,11 +123,11 @@ fn keys_and_values_of_different_lengths() {
 #[test]
 fn additive_attention_query_of_the_wrong_size() {
     let msg = message(|| {
-        AdditiveAttention::new(3, 2, 4, 0.0).forward(
+        additive(3, 2, 4).forward(
             &z(&[1, 2, 5]),
             &z(&[1, 4, 2]),
             &z(&[1, 4, 2]),
-            &Mask::None,
+            &Mask::none(),
         );
     });
     assert_eq!(
@@ -91,16 +139,11 @@ fn additive_attention_query_of_the_wrong_size() {
 #[test]
 fn additive_attention_mask_of_the_wrong_shape() {
     let msg = message(|| {
-        let mask = Mask::Keep(Tensor::ones(&[1, 3]));
-        AdditiveAttention::new(3, 2, 4, 0.0).forward(
-            &z(&[1, 2, 3]),
-            &z(&[1, 4, 2]),
-            &z(&[1, 4, 2]),
-            &mask,
-        );
+        let mask = Mask::keep(&Tensor::ones([1, 1, 3]));
+        additive(3, 2, 4).forward(&z(&[1, 2, 3]), &z(&[1, 4, 2]), &z(&[1, 4, 2]), &mask);
     });
     assert!(
-        msg.starts_with("AdditiveAttention: the mask has shape [1, 3], which does not broadcast to the attention scores [1, 2, 4]"),
+        msg.starts_with("AdditiveAttention: a keep mask must have the rank of the attention scores [1, 2, 4] with each dimension equal or 1, found [1, 1, 3]"),
         "{msg}"
     );
 }
@@ -108,11 +151,11 @@ fn additive_attention_mask_of_the_wrong_shape() {
 #[test]
 fn bahdanau_query_must_be_one_per_example() {
     let msg = message(|| {
-        BahdanauAttention::new(4, 4, 4, 8).forward(
+        bahdanau().forward(
             &z(&[2, 1, 4]),
             &z(&[2, 3, 4]),
             &z(&[2, 3, 4]),
-            &Mask::None,
+            &Mask::none(),
         );
     });
     assert_eq!(
@@ -124,12 +167,7 @@ fn bahdanau_query_must_be_one_per_example() {
 #[test]
 fn bahdanau_batch_sizes_must_agree() {
     let msg = message(|| {
-        BahdanauAttention::new(4, 4, 4, 8).forward(
-            &z(&[2, 4]),
-            &z(&[3, 3, 4]),
-            &z(&[3, 3, 4]),
-            &Mask::None,
-        );
+        bahdanau().forward(&z(&[2, 4]), &z(&[3, 3, 4]), &z(&[3, 3, 4]), &Mask::none());
     });
     assert_eq!(
         msg,
@@ -140,37 +178,35 @@ fn bahdanau_batch_sizes_must_agree() {
 #[test]
 fn bahdanau_mask_of_the_wrong_shape() {
     let msg = message(|| {
-        let mask = Mask::Keep(Tensor::ones(&[2, 5]));
-        BahdanauAttention::new(4, 4, 4, 8).forward(
-            &z(&[2, 4]),
-            &z(&[2, 3, 4]),
-            &z(&[2, 3, 4]),
-            &mask,
-        );
+        let mask = Mask::key_padding(&Tensor::ones([2, 5]));
+        bahdanau().forward(&z(&[2, 4]), &z(&[2, 3, 4]), &z(&[2, 3, 4]), &mask);
     });
-    assert!(msg.starts_with("BahdanauAttention: the mask has shape [2, 1, 5], which does not broadcast to the attention scores [2, 1, 3]"), "{msg}");
+    assert_eq!(
+        msg,
+        "BahdanauAttention: a key-padding mask must have shape [B, K] = [2, 3] for attention scores [2, 1, 3], found [2, 5]"
+    );
 }
 
 #[test]
 fn heads_that_do_not_divide_the_model_size() {
     let msg = message(|| {
-        MultiHeadAttention::new(10, 3, 0.0, false);
+        multi_head(10, 3);
     });
     assert_eq!(
         msg,
         "MultiHeadAttention::new: num_hiddens (10) is not divisible by num_heads (3); each head gets num_hiddens / num_heads features"
     );
     let msg = message(|| {
-        MultiHeadAdditiveAttention::new(4, 4, 4, 10, 4);
+        multi_head_additive(10, 4);
     });
     assert!(
         msg.starts_with(
-            "MultiHeadAdditiveAttention::new: hidden (10) is not divisible by num_heads (4)"
+            "MultiHeadAdditiveAttention::new: num_hiddens (10) is not divisible by num_heads (4)"
         ),
         "{msg}"
     );
     let msg = message(|| {
-        CausalSelfAttention::new(6, 4, true);
+        causal(6, 4);
     });
     assert!(
         msg.starts_with("CausalSelfAttention::new: d_model (6) is not divisible by num_heads (4)"),
@@ -181,11 +217,11 @@ fn heads_that_do_not_divide_the_model_size() {
 #[test]
 fn multi_head_attention_value_of_the_wrong_size() {
     let msg = message(|| {
-        MultiHeadAttention::new(8, 2, 0.0, false).forward(
+        multi_head(8, 2).forward(
             &z(&[1, 2, 8]),
             &z(&[1, 3, 8]),
             &z(&[1, 3, 5]),
-            &Mask::None,
+            &Mask::none(),
         );
     });
     assert_eq!(
@@ -197,13 +233,8 @@ fn multi_head_attention_value_of_the_wrong_size() {
 #[test]
 fn multi_head_attention_valid_lengths_of_the_wrong_batch() {
     let msg = message(|| {
-        let lens = Mask::ValidLens(Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]));
-        MultiHeadAttention::new(8, 2, 0.0, false).forward(
-            &z(&[2, 2, 8]),
-            &z(&[2, 3, 8]),
-            &z(&[2, 3, 8]),
-            &lens,
-        );
+        let lens = Mask::valid_lens(&Tensor::from_vec(vec![1.0, 2.0, 3.0], [3]));
+        multi_head(8, 2).forward(&z(&[2, 2, 8]), &z(&[2, 3, 8]), &z(&[2, 3, 8]), &lens);
     });
     assert_eq!(
         msg,
@@ -214,7 +245,7 @@ fn multi_head_attention_valid_lengths_of_the_wrong_batch() {
 #[test]
 fn causal_self_attention_input_of_the_wrong_width() {
     let msg = message(|| {
-        CausalSelfAttention::new(8, 2, true).forward(&z(&[1, 3, 6]));
+        causal(8, 2).forward(&z(&[1, 3, 6]), &Mask::none());
     });
     assert_eq!(
         msg,
@@ -239,10 +270,15 @@ fn a_module_error_points_at_the_callers_line() {
                 .get_or_insert((l.file().to_string(), l.line()));
         }
     }));
-    let attention = MultiHeadAttention::new(8, 2, 0.0, false);
+    let attention = multi_head(8, 2);
     let expected_line = line!() + 2;
     let result = catch_unwind(AssertUnwindSafe(|| {
-        attention.forward(&z(&[1, 2, 8]), &z(&[1, 3, 8]), &z(&[1, 4, 8]), &Mask::None);
+        attention.forward(
+            &z(&[1, 2, 8]),
+            &z(&[1, 3, 8]),
+            &z(&[1, 4, 8]),
+            &Mask::none(),
+        );
     }));
     std::panic::set_hook(previous);
     assert!(result.is_err());
@@ -253,7 +289,7 @@ fn a_module_error_points_at_the_callers_line() {
 #[test]
 fn a_non_finite_constant_fill_is_refused() {
     let msg = message(|| {
-        let lens = Mask::ValidLens(Tensor::from_vec(vec![1.0], &[1]));
+        let lens = Mask::valid_lens(&Tensor::from_vec(vec![1.0], [1]));
         attention::masked_softmax(&z(&[1, 1, 2]), &lens, Fill::Constant(f32::NEG_INFINITY));
     });
     assert!(
@@ -265,7 +301,7 @@ fn a_non_finite_constant_fill_is_refused() {
 #[test]
 fn valid_lengths_need_scores_with_a_batch_dimension() {
     let msg = message(|| {
-        let lens = Mask::ValidLens(Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]));
+        let lens = Mask::valid_lens(&Tensor::from_vec(vec![1.0, 2.0, 3.0], [3]));
         attention::masked_softmax(&z(&[3, 4]), &lens, Fill::Safe);
     });
     assert!(
@@ -277,12 +313,7 @@ fn valid_lengths_need_scores_with_a_batch_dimension() {
 #[test]
 fn bahdanau_refuses_a_causal_mask() {
     let msg = message(|| {
-        BahdanauAttention::new(4, 4, 4, 8).forward(
-            &z(&[2, 4]),
-            &z(&[2, 3, 4]),
-            &z(&[2, 3, 4]),
-            &Mask::causal(),
-        );
+        bahdanau().forward(&z(&[2, 4]), &z(&[2, 3, 4]), &z(&[2, 3, 4]), &Mask::causal());
     });
     assert!(
         msg.starts_with(
@@ -294,36 +325,46 @@ fn bahdanau_refuses_a_causal_mask() {
 
 #[test]
 fn multi_head_additive_attention_names_itself() {
-    let attention = MultiHeadAdditiveAttention::new(4, 4, 4, 8, 2);
+    let attention = multi_head_additive(8, 2);
     let msg = message(|| {
-        attention.forward(&z(&[2, 5]), &z(&[2, 3, 4]), &z(&[2, 3, 4]), &Mask::None);
+        attention.forward(&z(&[2, 5]), &z(&[2, 3, 4]), &z(&[2, 3, 4]), &Mask::none());
     });
     assert_eq!(
         msg,
         "MultiHeadAdditiveAttention: query [2, 5] has 5 at dimension 1 but query_size is 4"
     );
     let msg = message(|| {
-        let mask = Mask::Keep(Tensor::ones(&[2, 7]));
+        let mask = Mask::key_padding(&Tensor::ones([2, 7]));
         attention.forward(&z(&[2, 4]), &z(&[2, 3, 4]), &z(&[2, 3, 4]), &mask);
     });
-    assert!(
-        msg.starts_with("MultiHeadAdditiveAttention: the mask has shape [2, 1, 7]"),
-        "{msg}"
+    assert_eq!(
+        msg,
+        "MultiHeadAdditiveAttention: a key-padding mask must have shape [B, K] = [2, 3] for attention scores [2, 1, 3], found [2, 7]"
     );
 }
 
 #[test]
 fn multi_head_additive_heads_must_agree() {
-    let msg = message(|| {
-        let heads = vec![
-            BahdanauAttention::new(4, 4, 4, 2),
-            BahdanauAttention::new(5, 4, 4, 2),
-        ];
-        MultiHeadAdditiveAttention::from_parts(heads, engine::nn::Linear::new(8, 4, true));
-    });
+    // Every head takes the sizes of the config: a head whose weights have another query size
+    // is reported by name, with the shape it should have.
+    let attention = multi_head_additive(4, 2);
+    let mut state = attention.state_dict();
+    state.insert("heads.1.W_q.weight", z(&[2, 5]));
+    let err = MultiHeadAdditiveAttention::from_state_dict(
+        MultiHeadAdditiveAttentionConfig {
+            query_size: 4,
+            key_size: 4,
+            value_size: 4,
+            num_hiddens: 4,
+            num_heads: 2,
+            ..Default::default()
+        },
+        &state,
+    )
+    .unwrap_err();
     assert_eq!(
-        msg,
-        "MultiHeadAdditiveAttention: head 1 takes [query_size, key_size, value_size] = [5, 4, 4] but head 0 takes [4, 4, 4]"
+        err.to_string(),
+        "load_state_dict: the state does not fit the module\n  heads.1.W_q.weight: expected shape [2, 4], found [2, 5]"
     );
 }
 
@@ -334,9 +375,7 @@ fn scaled_dot_product_batches_that_do_not_broadcast() {
             &z(&[2, 3, 8]),
             &z(&[3, 5, 8]),
             &z(&[3, 5, 8]),
-            &Mask::None,
-            Fill::Safe,
-            None,
+            &Mask::none(),
         );
     });
     assert!(
@@ -348,7 +387,7 @@ fn scaled_dot_product_batches_that_do_not_broadcast() {
 #[test]
 fn transpose_qkv_wants_three_dimensions() {
     let msg = message(|| {
-        MultiHeadAttention::new(8, 2, 0.0, false).transpose_qkv(&z(&[4, 8]));
+        multi_head(8, 2).transpose_qkv(&z(&[4, 8]));
     });
     assert!(
         msg.starts_with("MultiHeadAttention::transpose_qkv: x must be [B, T, num_hiddens]"),

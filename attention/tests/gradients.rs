@@ -1,20 +1,33 @@
 //! Finite-difference checks of every module's gradients, with respect to its inputs and
-//! every parameter.
+//! every parameter. The parameters are the checker's own leaf tensors, handed to the
+//! modules with `from_state_dict` (which shares them), so gradients reach them.
 
 use attention::{
-    AdditiveAttention, BahdanauAttention, CausalSelfAttention, DotProductAttention, Fill, Mask,
-    MultiHeadAdditiveAttention, MultiHeadAttention, masked_softmax, scaled_dot_product_attention,
+    AdditiveAttention, AdditiveAttentionConfig, BahdanauAttention, BahdanauAttentionConfig,
+    CausalSelfAttention, CausalSelfAttentionConfig, DotProductAttention, DotProductAttentionConfig,
+    Fill, Mask, MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig, MultiHeadAttention,
+    MultiHeadAttentionConfig, masked_softmax, scaled_dot_product_attention,
 };
 use engine::Tensor;
 use engine::gradcheck::gradcheck;
-use engine::nn::Linear;
+use engine::nn::StateDict;
 
 fn lens(values: &[f32]) -> Mask {
-    Mask::ValidLens(Tensor::from_vec(values.to_vec(), &[values.len()]))
+    Mask::valid_lens(&Tensor::from_vec(values.to_vec(), [values.len()]))
 }
 
 fn randn(shape: &[usize]) -> Tensor {
     Tensor::randn(shape) * 0.5
+}
+
+/// The tensors `t[first..]` under `names`, in order.
+fn named(names: &[&str], t: &[Tensor], first: usize) -> StateDict {
+    assert_eq!(names.len(), t.len() - first, "one name per parameter");
+    names
+        .iter()
+        .zip(&t[first..])
+        .map(|(n, t)| (*n, t.clone()))
+        .collect()
 }
 
 #[test]
@@ -22,7 +35,7 @@ fn masked_softmax_gradient_under_every_fill() {
     engine::manual_seed(1);
     let scores = randn(&[2, 3, 4]);
     for fill in [Fill::Safe, Fill::D2l, Fill::Constant(-1e9)] {
-        for mask in [Mask::None, lens(&[2.0, 0.0]), Mask::causal()] {
+        for mask in [Mask::none(), lens(&[2.0, 0.0]), Mask::causal()] {
             gradcheck(
                 |t| masked_softmax(&t[0], &mask, fill),
                 std::slice::from_ref(&scores),
@@ -36,16 +49,16 @@ fn masked_softmax_gradient_under_every_fill() {
 fn scaled_dot_product_gradient_wrt_queries_keys_values() {
     engine::manual_seed(2);
     let (q, k, v) = (randn(&[2, 3, 4]), randn(&[2, 5, 4]), randn(&[2, 5, 3]));
-    for mask in [Mask::None, lens(&[3.0, 5.0])] {
+    for mask in [Mask::none(), lens(&[3.0, 5.0])] {
         gradcheck(
-            |t| scaled_dot_product_attention(&t[0], &t[1], &t[2], &mask, Fill::Safe, None).0,
+            |t| scaled_dot_product_attention(&t[0], &t[1], &t[2], &mask).0,
             &[q.clone(), k.clone(), v.clone()],
         )
         .unwrap();
     }
     let square = randn(&[2, 4, 4]);
     gradcheck(
-        |t| scaled_dot_product_attention(&t[0], &t[0], &t[0], &Mask::causal(), Fill::Safe, None).0,
+        |t| scaled_dot_product_attention(&t[0], &t[0], &t[0], &Mask::causal()).0,
         &[square],
     )
     .unwrap();
@@ -54,7 +67,7 @@ fn scaled_dot_product_gradient_wrt_queries_keys_values() {
 #[test]
 fn dot_product_module_gradient() {
     engine::manual_seed(3);
-    let attention = DotProductAttention::new(0.0);
+    let attention = DotProductAttention::new(DotProductAttentionConfig::default());
     gradcheck(
         |t| attention.forward(&t[0], &t[1], &t[2], &lens(&[1.0, 4.0])),
         &[randn(&[2, 2, 3]), randn(&[2, 4, 3]), randn(&[2, 4, 2])],
@@ -73,23 +86,33 @@ fn additive_attention_gradient_wrt_inputs_and_parameters() {
         randn(&[6, 3]),    // W_k
         randn(&[1, 6]),    // w_v
     ];
+    let config = AdditiveAttentionConfig {
+        query_size: 5,
+        key_size: 3,
+        num_hiddens: 6,
+        ..Default::default()
+    };
     gradcheck(
         |t| {
-            AdditiveAttention::from_weights(&t[3], &t[4], &t[5], 0.0).forward(
-                &t[0],
-                &t[1],
-                &t[2],
-                &lens(&[2.0, 4.0]),
-            )
+            let state = named(&["W_q.weight", "W_k.weight", "w_v.weight"], t, 3);
+            AdditiveAttention::from_state_dict(config, &state)
+                .unwrap()
+                .forward(&t[0], &t[1], &t[2], &lens(&[2.0, 4.0]))
         },
         &inputs,
     )
     .unwrap();
 }
 
-fn linear(t: &[Tensor], w: usize, b: usize) -> Linear {
-    Linear::from_weights(&t[w], Some(&t[b]))
-}
+const BAHDANAU: [&str; 7] = [
+    "W_q.weight",
+    "W_q.bias",
+    "W_k.weight",
+    "W_k.bias",
+    "v",
+    "W_o.weight",
+    "W_o.bias",
+];
 
 #[test]
 fn bahdanau_attention_gradient_wrt_inputs_and_parameters() {
@@ -106,17 +129,21 @@ fn bahdanau_attention_gradient_wrt_inputs_and_parameters() {
         randn(&[2, 2]),    // W_o
         randn(&[2]),       // b_o
     ];
-    let mask = Mask::Keep(Tensor::from_vec(
+    // Key 2 of example 0 is padding.
+    let mask = Mask::key_padding(&Tensor::from_vec(
         vec![1.0, 1.0, 0.0, 1.0, 1.0, 1.0],
-        &[2, 3],
+        [2, 3],
     ));
+    let config = BahdanauAttentionConfig {
+        query_size: 4,
+        key_size: 3,
+        value_size: 2,
+        num_hiddens: 5,
+        ..Default::default()
+    };
     let run = |t: &[Tensor], pick_weights: bool| {
-        let attention = BahdanauAttention::from_parts(
-            linear(t, 3, 4),
-            linear(t, 5, 6),
-            t[7].clone(),
-            linear(t, 8, 9),
-        );
+        let attention =
+            BahdanauAttention::from_state_dict(config, &named(&BAHDANAU, t, 3)).unwrap();
         let (context, weights) = attention.forward(&t[0], &t[1], &t[2], &mask);
         if pick_weights { weights } else { context }
     };
@@ -132,20 +159,27 @@ fn multi_head_attention_gradient_wrt_inputs_and_parameters() {
         inputs.push(randn(&[4, 4]));
         inputs.push(randn(&[4]));
     }
+    let config = MultiHeadAttentionConfig {
+        num_hiddens: 4,
+        num_heads: 2,
+        bias: true,
+        ..Default::default()
+    };
+    let names = [
+        "W_q.weight",
+        "W_q.bias",
+        "W_k.weight",
+        "W_k.bias",
+        "W_v.weight",
+        "W_v.bias",
+        "W_o.weight",
+        "W_o.bias",
+    ];
     gradcheck(
         |t| {
-            let linears = [
-                linear(t, 2, 3),
-                linear(t, 4, 5),
-                linear(t, 6, 7),
-                linear(t, 8, 9),
-            ];
-            MultiHeadAttention::from_linears(linears, 2, 0.0).forward(
-                &t[0],
-                &t[1],
-                &t[1],
-                &lens(&[2.0, 5.0]),
-            )
+            MultiHeadAttention::from_state_dict(config, &named(&names, t, 2))
+                .unwrap()
+                .forward(&t[0], &t[1], &t[1], &lens(&[2.0, 5.0]))
         },
         &inputs,
     )
@@ -169,20 +203,23 @@ fn multi_head_additive_attention_gradient_wrt_inputs_and_parameters() {
         ]);
     }
     inputs.extend([randn(&[2, 4]), randn(&[2])]);
+    let mut names: Vec<String> = (0..2)
+        .flat_map(|h| BAHDANAU.map(|n| format!("heads.{h}.{n}")))
+        .collect();
+    names.extend(["W_o.weight".to_string(), "W_o.bias".to_string()]);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let config = MultiHeadAdditiveAttentionConfig {
+        query_size: 3,
+        key_size: 3,
+        value_size: 2,
+        num_hiddens: 4,
+        num_heads: 2,
+        ..Default::default()
+    };
     gradcheck(
         |t| {
-            let heads = (0..2)
-                .map(|h| {
-                    let base = 3 + 7 * h;
-                    BahdanauAttention::from_parts(
-                        linear(t, base, base + 1),
-                        linear(t, base + 2, base + 3),
-                        t[base + 4].clone(),
-                        linear(t, base + 5, base + 6),
-                    )
-                })
-                .collect();
-            MultiHeadAdditiveAttention::from_parts(heads, linear(t, 17, 18))
+            MultiHeadAdditiveAttention::from_state_dict(config, &named(&names, t, 3))
+                .unwrap()
                 .forward(&t[0], &t[1], &t[2], &lens(&[3.0, 1.0]))
                 .0
         },
@@ -199,15 +236,26 @@ fn causal_self_attention_gradient_wrt_input_and_parameters() {
         inputs.push(randn(&[4, 4]));
         inputs.push(randn(&[4]));
     }
+    let config = CausalSelfAttentionConfig {
+        d_model: 4,
+        num_heads: 2,
+        ..Default::default()
+    };
+    let names = [
+        "W_q.weight",
+        "W_q.bias",
+        "W_k.weight",
+        "W_k.bias",
+        "W_v.weight",
+        "W_v.bias",
+        "W_o.weight",
+        "W_o.bias",
+    ];
     gradcheck(
         |t| {
-            let linears = [
-                linear(t, 1, 2),
-                linear(t, 3, 4),
-                linear(t, 5, 6),
-                linear(t, 7, 8),
-            ];
-            CausalSelfAttention::from_linears(linears, 2).forward(&t[0])
+            CausalSelfAttention::from_state_dict(config, &named(&names, t, 1))
+                .unwrap()
+                .forward(&t[0], &Mask::none())
         },
         &inputs,
     )

@@ -1,8 +1,17 @@
 //! The KV cache: growth, reset, and incremental decoding equal to the full computation.
 
-use attention::{CausalSelfAttention, KvCache};
+use attention::{CausalSelfAttention, CausalSelfAttentionConfig, KvCache, Mask};
 use engine::{Tensor, no_grad};
 use proptest::prelude::*;
+
+fn layer(d_model: usize, num_heads: usize, bias: bool) -> CausalSelfAttention {
+    CausalSelfAttention::new(CausalSelfAttentionConfig {
+        d_model,
+        num_heads,
+        bias,
+        ..Default::default()
+    })
+}
 
 fn max_abs_diff(a: &Tensor, b: &Tensor) -> f32 {
     assert_eq!(a.shape(), b.shape());
@@ -15,9 +24,10 @@ fn max_abs_diff(a: &Tensor, b: &Tensor) -> f32 {
 /// Runs `prefill` on the first `prompt` tokens, then `step` for each following token.
 fn decode(layer: &CausalSelfAttention, x: &Tensor, prompt: usize, cache: &mut KvCache) -> Tensor {
     no_grad(|| {
-        let mut rows = vec![layer.prefill(&x.narrow(1, 0, prompt), cache)];
+        let none = Mask::none();
+        let mut rows = vec![layer.prefill(&x.narrow(1, 0, prompt), cache, &none)];
         for t in prompt..x.shape()[1] {
-            rows.push(layer.step(&x.narrow(1, t, 1), cache));
+            rows.push(layer.step(&x.narrow(1, t, 1), cache, &none));
         }
         Tensor::concat(&rows, 1)
     })
@@ -27,10 +37,10 @@ fn decode(layer: &CausalSelfAttention, x: &Tensor, prompt: usize, cache: &mut Kv
 fn appending_past_the_initial_capacity_grows_and_keeps_every_token() {
     let mut cache = KvCache::new(2);
     let k: Vec<Tensor> = (0..5)
-        .map(|i| Tensor::full(&[1, 2, 1, 3], i as f32))
+        .map(|i| Tensor::full([1, 2, 1, 3], i as f32))
         .collect();
     let v: Vec<Tensor> = (0..5)
-        .map(|i| Tensor::full(&[1, 2, 1, 1], 10.0 + i as f32))
+        .map(|i| Tensor::full([1, 2, 1, 1], 10.0 + i as f32))
         .collect();
     let mut capacities = vec![];
     for i in 0..5 {
@@ -46,9 +56,9 @@ fn appending_past_the_initial_capacity_grows_and_keeps_every_token() {
 #[test]
 fn a_reset_cache_does_not_leak_the_previous_sequence() {
     engine::manual_seed(11);
-    let layer = CausalSelfAttention::new(8, 2, true);
-    let first = Tensor::randn(&[2, 6, 8]);
-    let second = Tensor::randn(&[2, 4, 8]);
+    let layer = layer(8, 2, true);
+    let first = Tensor::randn([2, 6, 8]);
+    let second = Tensor::randn([2, 4, 8]);
     let mut reused = KvCache::new(3);
     decode(&layer, &first, 2, &mut reused);
     reused.reset();
@@ -56,15 +66,16 @@ fn a_reset_cache_does_not_leak_the_previous_sequence() {
     let after_reset = decode(&layer, &second, 1, &mut reused);
     let fresh = decode(&layer, &second, 1, &mut KvCache::new(3));
     assert_eq!(after_reset.to_vec(), fresh.to_vec());
-    assert!(max_abs_diff(&after_reset, &layer.forward(&second)) < 1e-5);
+    let full = no_grad(|| layer.forward(&second, &Mask::none()));
+    assert!(max_abs_diff(&after_reset, &full) < 1e-5);
 }
 
 #[test]
 fn a_reset_cache_accepts_a_new_batch_size() {
     let mut cache = KvCache::new(4);
-    cache.append(&Tensor::ones(&[2, 1, 3, 4]), &Tensor::ones(&[2, 1, 3, 4]));
+    cache.append(&Tensor::ones([2, 1, 3, 4]), &Tensor::ones([2, 1, 3, 4]));
     cache.reset();
-    cache.append(&Tensor::ones(&[5, 1, 1, 4]), &Tensor::ones(&[5, 1, 1, 4]));
+    cache.append(&Tensor::ones([5, 1, 1, 4]), &Tensor::ones([5, 1, 1, 4]));
     assert_eq!(cache.keys().shape(), &[5, 1, 1, 4]);
 }
 
@@ -74,18 +85,20 @@ fn a_reset_cache_accepts_a_new_batch_size() {
 )]
 fn appending_another_layout_without_reset_is_refused() {
     let mut cache = KvCache::new(4);
-    cache.append(&Tensor::ones(&[2, 1, 1, 4]), &Tensor::ones(&[2, 1, 1, 4]));
-    cache.append(&Tensor::ones(&[3, 1, 1, 4]), &Tensor::ones(&[3, 1, 1, 4]));
+    cache.append(&Tensor::ones([2, 1, 1, 4]), &Tensor::ones([2, 1, 1, 4]));
+    cache.append(&Tensor::ones([3, 1, 1, 4]), &Tensor::ones([3, 1, 1, 4]));
 }
 
 #[test]
 #[should_panic(expected = "CausalSelfAttention::prefill: the cache already holds 2 tokens")]
 fn prefill_into_a_used_cache_is_refused() {
-    let layer = CausalSelfAttention::new(4, 1, false);
+    let layer = layer(4, 1, false);
     let mut cache = KvCache::new(4);
-    let x = Tensor::ones(&[1, 2, 4]);
-    layer.prefill(&x, &mut cache);
-    layer.prefill(&x, &mut cache);
+    let x = Tensor::ones([1, 2, 4]);
+    no_grad(|| {
+        layer.prefill(&x, &mut cache, &Mask::none());
+        layer.prefill(&x, &mut cache, &Mask::none());
+    });
 }
 
 #[test]
@@ -93,8 +106,14 @@ fn prefill_into_a_used_cache_is_refused() {
     expected = "CausalSelfAttention::step: x must be one token, [B, 1, d_model], found [1, 2, 4]"
 )]
 fn step_takes_exactly_one_token() {
-    let layer = CausalSelfAttention::new(4, 1, false);
-    layer.step(&Tensor::ones(&[1, 2, 4]), &mut KvCache::new(4));
+    let layer = layer(4, 1, false);
+    no_grad(|| {
+        layer.step(
+            &Tensor::ones([1, 2, 4]),
+            &mut KvCache::new(4),
+            &Mask::none(),
+        )
+    });
 }
 
 proptest! {
@@ -112,9 +131,9 @@ proptest! {
         seed in 0u64..1000,
     ) {
         engine::manual_seed(seed);
-        let layer = CausalSelfAttention::new(8, heads, true);
-        let x = Tensor::randn(&[batch, prompt + decode_len, 8]);
-        let full = no_grad(|| layer.forward(&x));
+        let layer = layer(8, heads, true);
+        let x = Tensor::randn([batch, prompt + decode_len, 8]);
+        let full = no_grad(|| layer.forward(&x, &Mask::none()));
         let mut cache = KvCache::new(capacity);
         let stepped = decode(&layer, &x, prompt, &mut cache);
         prop_assert_eq!(cache.len(), prompt + decode_len);
@@ -126,11 +145,11 @@ proptest! {
 fn a_reset_keeps_the_allocation_for_the_next_sequence() {
     let mut cache = KvCache::new(2);
     for _ in 0..5 {
-        cache.append(&Tensor::ones(&[1, 2, 1, 3]), &Tensor::ones(&[1, 2, 1, 3]));
+        cache.append(&Tensor::ones([1, 2, 1, 3]), &Tensor::ones([1, 2, 1, 3]));
     }
     assert_eq!(cache.capacity(), 8);
     cache.reset();
-    cache.append(&Tensor::ones(&[1, 2, 1, 3]), &Tensor::ones(&[1, 2, 1, 3]));
+    cache.append(&Tensor::ones([1, 2, 1, 3]), &Tensor::ones([1, 2, 1, 3]));
     assert_eq!(cache.capacity(), 8, "no regrowth from scratch");
     assert_eq!(cache.len(), 1);
     assert_eq!(cache.keys().to_vec(), vec![1.0; 6]);
@@ -138,9 +157,11 @@ fn a_reset_keeps_the_allocation_for_the_next_sequence() {
 
 #[test]
 fn an_empty_sequence_gives_an_empty_output() {
-    let layer = CausalSelfAttention::new(4, 2, true);
+    let layer = layer(4, 2, true);
     assert_eq!(
-        layer.forward(&Tensor::zeros(&[1, 0, 4])).shape(),
+        layer
+            .forward(&Tensor::zeros([1, 0, 4]), &Mask::none())
+            .shape(),
         &[1, 0, 4]
     );
 }

@@ -5,7 +5,7 @@ use attention::{Fill, Mask, masked_softmax};
 use engine::Tensor;
 
 fn lens(values: &[f32]) -> Mask {
-    Mask::ValidLens(Tensor::from_vec(values.to_vec(), &[values.len()]))
+    Mask::valid_lens(&Tensor::from_vec(values.to_vec(), [values.len()]))
 }
 
 fn rows(t: &Tensor) -> Vec<Vec<f32>> {
@@ -15,7 +15,7 @@ fn rows(t: &Tensor) -> Vec<Vec<f32>> {
 
 #[test]
 fn valid_lengths_per_batch_hide_keys_past_the_length() {
-    let scores = Tensor::randn(&[2, 3, 4]);
+    let scores = Tensor::randn([2, 3, 4]);
     let w = masked_softmax(&scores, &lens(&[1.0, 3.0]), Fill::Safe);
     for (r, row) in rows(&w).iter().enumerate() {
         let visible = if r < 3 { 1 } else { 3 };
@@ -29,8 +29,8 @@ fn valid_lengths_per_batch_hide_keys_past_the_length() {
 
 #[test]
 fn valid_lengths_per_query_hide_keys_per_row() {
-    let scores = Tensor::zeros(&[1, 3, 4]);
-    let per_query = Mask::ValidLens(Tensor::from_vec(vec![1.0, 2.0, 4.0], &[1, 3]));
+    let scores = Tensor::zeros([1, 3, 4]);
+    let per_query = Mask::valid_lens(&Tensor::from_vec(vec![1.0, 2.0, 4.0], [1, 3]));
     let w = rows(&masked_softmax(&scores, &per_query, Fill::Safe));
     assert_eq!(w[0], vec![1.0, 0.0, 0.0, 0.0]);
     assert_eq!(w[1], vec![0.5, 0.5, 0.0, 0.0]);
@@ -39,28 +39,47 @@ fn valid_lengths_per_query_hide_keys_per_row() {
 
 #[test]
 fn valid_lengths_past_the_key_count_are_clamped() {
-    let scores = Tensor::randn(&[2, 1, 3]);
+    let scores = Tensor::randn([2, 1, 3]);
     let clamped = masked_softmax(&scores, &lens(&[3.0, 100.0]), Fill::Safe);
     assert_eq!(clamped.to_vec(), scores.softmax(-1).to_vec());
 }
 
 #[test]
 fn keep_mask_broadcasts_over_queries() {
-    let scores = Tensor::zeros(&[2, 2, 3]);
-    let keep = Mask::Keep(Tensor::from_vec(
-        vec![1.0, 0.0, 1.0, 0.0, 1.0, 1.0],
-        &[2, 1, 3],
-    ));
+    let scores = Tensor::zeros([2, 2, 3]);
+    let rows_per_example = Tensor::from_vec(vec![1.0, 0.0, 1.0, 0.0, 1.0, 1.0], [2, 1, 3]);
+    let keep = Mask::keep(&rows_per_example);
     let w = rows(&masked_softmax(&scores, &keep, Fill::Safe));
     assert_eq!(w[0], vec![0.5, 0.0, 0.5]);
     assert_eq!(w[1], vec![0.5, 0.0, 0.5]);
     assert_eq!(w[2], vec![0.0, 0.5, 0.5]);
+    assert_eq!(w[3], vec![0.0, 0.5, 0.5]);
+    // The same rows as a [B, K] padding mask.
+    let padding = Mask::key_padding(&rows_per_example.reshape([2, 3]));
+    let same = rows(&masked_softmax(&scores, &padding, Fill::Safe));
+    assert_eq!(same, w);
+}
+
+#[test]
+fn one_keep_mask_for_the_whole_batch_has_a_batch_dimension_of_one() {
+    // A [Q, K] mask shared by every example is written [1, Q, K].
+    let scores = Tensor::zeros([2, 2, 3]);
+    let shared = Tensor::from_vec(vec![1.0, 1.0, 0.0, 0.0, 1.0, 1.0], [2, 3]);
+    let w = rows(&masked_softmax(
+        &scores,
+        &Mask::keep(&shared.unsqueeze(0)),
+        Fill::Safe,
+    ));
+    for example in 0..2 {
+        assert_eq!(w[2 * example], vec![0.5, 0.5, 0.0]);
+        assert_eq!(w[2 * example + 1], vec![0.0, 0.5, 0.5]);
+    }
 }
 
 #[test]
 fn causal_mask_lets_each_query_see_itself_and_the_past() {
     let w = rows(&masked_softmax(
-        &Tensor::zeros(&[1, 3, 3]),
+        &Tensor::zeros([1, 3, 3]),
         &Mask::causal(),
         Fill::Safe,
     ));
@@ -73,17 +92,25 @@ fn causal_mask_lets_each_query_see_itself_and_the_past() {
 fn causal_offset_places_queries_after_the_cached_tokens() {
     // Two new queries at positions 2 and 3, against four keys.
     let w = rows(&masked_softmax(
-        &Tensor::zeros(&[2, 4]),
-        &Mask::Causal { offset: 2 },
+        &Tensor::zeros([2, 4]),
+        &Mask::causal_with_offset(2),
         Fill::Safe,
     ));
     assert_eq!(w[0], vec![1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 0.0]);
     assert_eq!(w[1], vec![0.25; 4]);
+    // With two cached tokens, the queries are the last two of four keys: the default causal
+    // mask, aligned to the last key, says the same.
+    let aligned = rows(&masked_softmax(
+        &Tensor::zeros([2, 4]),
+        &Mask::causal(),
+        Fill::Safe,
+    ));
+    assert_eq!(aligned, w);
 }
 
 #[test]
 fn fully_masked_row_under_each_policy() {
-    let scores = Tensor::from_vec(vec![1.0, 2.0, 3.0, 0.5, -1.0, 4.0], &[2, 1, 3]);
+    let scores = Tensor::from_vec(vec![1.0, 2.0, 3.0, 0.5, -1.0, 4.0], [2, 1, 3]);
     let mask = lens(&[0.0, 2.0]);
     // d2l and a constant fill: every score of the row is the same constant, so uniform.
     for fill in [Fill::D2l, Fill::Constant(-1e9)] {
@@ -94,7 +121,7 @@ fn fully_masked_row_under_each_policy() {
     let w = rows(&masked_softmax(&scores, &mask, Fill::Safe));
     assert_eq!(w[0], vec![0.0; 3]);
     // The partially masked row is the same under every policy.
-    let reference = Tensor::from_vec(vec![0.5, -1.0], &[2]).softmax(-1).to_vec();
+    let reference = Tensor::from_vec(vec![0.5, -1.0], [2]).softmax(-1).to_vec();
     for fill in [Fill::D2l, Fill::Constant(-1e9), Fill::Safe] {
         let w = rows(&masked_softmax(&scores, &mask, fill));
         assert!((w[1][0] - reference[0]).abs() < 1e-7 && (w[1][1] - reference[1]).abs() < 1e-7);
@@ -104,11 +131,11 @@ fn fully_masked_row_under_each_policy() {
 
 #[test]
 fn safe_mode_gives_zero_gradients_and_no_nan_on_a_fully_masked_row() {
-    let scores = Tensor::randn(&[2, 2, 3]).requires_grad_();
-    let mask = Mask::ValidLens(Tensor::from_vec(vec![0.0, 2.0, 0.0, 0.0], &[2, 2]));
+    let scores = Tensor::randn([2, 2, 3]).requires_grad_();
+    let mask = Mask::valid_lens(&Tensor::from_vec(vec![0.0, 2.0, 0.0, 0.0], [2, 2]));
     let w = masked_softmax(&scores, &mask, Fill::Safe);
     assert!(w.to_vec().iter().all(|v| v.is_finite()));
-    w.backward_with(&Tensor::randn(&[2, 2, 3]));
+    w.backward_with(&Tensor::randn([2, 2, 3]));
     let g = scores.grad().unwrap().to_vec();
     assert!(g.iter().all(|v| v.is_finite()), "{g:?}");
     // Rows 0, 2 and 3 are fully masked: zero gradient. Row 1 has a live gradient on keys 0, 1
@@ -123,29 +150,33 @@ fn safe_mode_gives_zero_gradients_and_no_nan_on_a_fully_masked_row() {
 #[test]
 fn filling_with_minus_infinity_would_give_nan_which_safe_mode_avoids() {
     // The motivating failure: -inf everywhere in a row, then softmax, gives 0/0.
-    let all_masked = Tensor::full(&[1, 3], f32::NEG_INFINITY).softmax(-1);
+    let all_masked = Tensor::full([1, 3], f32::NEG_INFINITY).softmax(-1);
     assert!(all_masked.to_vec().iter().all(|v| v.is_nan()));
-    let safe = masked_softmax(&Tensor::zeros(&[1, 1, 3]), &lens(&[0.0]), Fill::Safe);
+    let safe = masked_softmax(&Tensor::zeros([1, 1, 3]), &lens(&[0.0]), Fill::Safe);
     assert_eq!(safe.to_vec(), vec![0.0; 3]);
 }
 
 #[test]
 fn heads_repeat_each_batch_mask_in_place() {
+    // Lengths [1, 3] over three keys, for heads folded into the batch as rows b·H + h.
     let repeated = lens(&[1.0, 3.0]).repeat_for_heads(2);
-    let Mask::ValidLens(t) = repeated else {
-        panic!("still valid lengths")
-    };
+    let t = repeated.keep_for("test", &[4, 1, 3]).unwrap();
     assert_eq!(
         t.to_vec(),
-        vec![1.0, 1.0, 3.0, 3.0],
-        "b·H + h order, not tiled"
+        vec![1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+        "b·H + h order (lengths 1, 1, 3, 3), not tiled (1, 3, 1, 3)"
     );
     let keep =
-        Mask::Keep(Tensor::from_vec(vec![1.0, 0.0, 0.0, 1.0], &[2, 1, 2])).repeat_for_heads(3);
-    let Mask::Keep(t) = keep else {
-        panic!("still a keep mask")
-    };
+        Mask::keep(&Tensor::from_vec(vec![1.0, 0.0, 0.0, 1.0], [2, 1, 2])).repeat_for_heads(3);
+    let t = keep.keep_for("test", &[6, 1, 2]).unwrap();
     assert_eq!(t.shape(), &[6, 1, 2]);
+    assert_eq!(
+        t.to_vec(),
+        vec![1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+    );
+    let padding =
+        Mask::key_padding(&Tensor::from_vec(vec![1.0, 0.0, 0.0, 1.0], [2, 2])).repeat_for_heads(3);
+    let t = padding.keep_for("test", &[6, 1, 2]).unwrap();
     assert_eq!(
         t.to_vec(),
         vec![1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
@@ -158,7 +189,7 @@ fn heads_repeat_each_batch_mask_in_place() {
 )]
 fn valid_lengths_of_the_wrong_batch_size_are_refused() {
     masked_softmax(
-        &Tensor::zeros(&[2, 3, 4]),
+        &Tensor::zeros([2, 3, 4]),
         &lens(&[1.0, 2.0, 3.0]),
         Fill::Safe,
     );
@@ -167,17 +198,41 @@ fn valid_lengths_of_the_wrong_batch_size_are_refused() {
 #[test]
 #[should_panic(expected = "masked_softmax: valid lengths must be whole numbers ≥ 0, found -1")]
 fn negative_valid_lengths_are_refused() {
-    masked_softmax(&Tensor::zeros(&[2, 1, 4]), &lens(&[1.0, -1.0]), Fill::Safe);
+    masked_softmax(&Tensor::zeros([2, 1, 4]), &lens(&[1.0, -1.0]), Fill::Safe);
 }
 
 #[test]
 #[should_panic(
-    expected = "masked_softmax: the mask has shape [2, 5], which does not broadcast to the attention scores [2, 3, 4]"
+    expected = "masked_softmax: a keep mask must have the rank of the attention scores [2, 3, 4] with each dimension equal or 1, found [2, 1, 5]"
 )]
 fn a_mask_of_the_wrong_shape_is_refused() {
     masked_softmax(
-        &Tensor::zeros(&[2, 3, 4]),
-        &Mask::Keep(Tensor::ones(&[2, 5])),
+        &Tensor::zeros([2, 3, 4]),
+        &Mask::keep(&Tensor::ones([2, 1, 5])),
+        Fill::Safe,
+    );
+}
+
+#[test]
+#[should_panic(
+    expected = "masked_softmax: a keep mask must have the rank of the attention scores [2, 3, 4] with each dimension equal or 1, found [2, 4]; hint: a [B, K] padding mask is Mask::key_padding"
+)]
+fn a_keep_mask_of_lower_rank_is_refused_with_a_hint() {
+    masked_softmax(
+        &Tensor::zeros([2, 3, 4]),
+        &Mask::keep(&Tensor::ones([2, 4])),
+        Fill::Safe,
+    );
+}
+
+#[test]
+#[should_panic(
+    expected = "masked_softmax: a key-padding mask must have shape [B, K] = [2, 4] for attention scores [2, 3, 4], found [2, 5]"
+)]
+fn a_padding_mask_of_the_wrong_shape_is_refused() {
+    masked_softmax(
+        &Tensor::zeros([2, 3, 4]),
+        &Mask::key_padding(&Tensor::ones([2, 5])),
         Fill::Safe,
     );
 }
@@ -185,10 +240,20 @@ fn a_mask_of_the_wrong_shape_is_refused() {
 #[test]
 #[should_panic(expected = "an additive float mask (0 / -inf) is not accepted")]
 fn an_additive_float_mask_is_refused_with_a_hint() {
-    let additive = Tensor::from_vec(vec![0.0, f32::NEG_INFINITY], &[1, 1, 2]);
+    let additive = Tensor::from_vec(vec![0.0, f32::NEG_INFINITY], [1, 1, 2]);
     masked_softmax(
-        &Tensor::zeros(&[1, 1, 2]),
-        &Mask::Keep(additive),
+        &Tensor::zeros([1, 1, 2]),
+        &Mask::keep(&additive),
         Fill::Safe,
     );
+}
+
+#[test]
+fn safe_fill_with_no_keys_at_all_gives_empty_weights() {
+    // Three queries, zero keys: nothing to weigh and nothing to take a maximum of.
+    let scores = Tensor::zeros([2, 3, 0]).requires_grad_();
+    let w = masked_softmax(&scores, &lens(&[0.0, 0.0]), Fill::Safe);
+    assert_eq!(w.shape(), &[2, 3, 0]);
+    w.sum().backward();
+    assert_eq!(scores.grad().unwrap().shape(), &[2, 3, 0]);
 }

@@ -11,13 +11,15 @@ mod common;
 use std::collections::BTreeSet;
 
 use attention::{
-    AdditiveAttention, AttentionWeights, BahdanauAttention, CausalSelfAttention,
-    DotProductAttention, Fill, KvCache, Mask, MultiHeadAdditiveAttention, MultiHeadAttention,
-    masked_softmax, scaled_dot_product_attention,
+    AdditiveAttention, AdditiveAttentionConfig, AttentionWeights, BahdanauAttention,
+    BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig, DotProductAttention,
+    DotProductAttentionConfig, Fill, KvCache, Mask, MultiHeadAdditiveAttention,
+    MultiHeadAdditiveAttentionConfig, MultiHeadAttention, MultiHeadAttentionConfig, masked_softmax,
+    scaled_dot_product_attention,
 };
 use common::{
-    Report, differentiable, family, field, fill_of, golden, inputs, keys, linear, loss, mask_of,
-    name, stored, tensor,
+    Report, differentiable, family, field, fill_of, golden, inputs, keys, loss, mask_of, name,
+    state, stored, tensor,
 };
 use engine::{Tensor, no_grad};
 use serde_json::Value;
@@ -34,18 +36,43 @@ const FAMILIES: [&str; 8] = [
     "causal_self_attention",
 ];
 
-fn with_fill<M>(module: M, case: &Value, set: impl FnOnce(M, Fill) -> M) -> M {
-    match fill_of(case) {
-        Some(fill) => set(module, fill),
-        None => module,
-    }
-}
-
 #[track_caller]
 fn usize_config(case: &Value, key: &str) -> usize {
     case["config"][key]
         .as_u64()
         .unwrap_or_else(|| panic!("case {:?} has no config.{key}", name(case))) as usize
+}
+
+/// Dimension `dim` of the stored parameter `param` (the sizes a config needs).
+#[track_caller]
+fn param_size(case: &Value, param: &str, dim: usize) -> usize {
+    stored(&case["params"][param]).shape[dim]
+}
+
+/// The shape of a stored input.
+#[track_caller]
+fn input_shape(case: &Value, input: &str) -> Vec<usize> {
+    stored(&case["inputs"][input]).shape
+}
+
+/// The scores a one-query module sees, `[B, 1, K]`, for a case with `query` and `keys`.
+#[track_caller]
+fn one_query_scores(case: &Value) -> Vec<usize> {
+    vec![
+        input_shape(case, "query")[0],
+        1,
+        input_shape(case, "keys")[1],
+    ]
+}
+
+/// The scores `[..., Q, K]` of a case with `queries` and `keys`.
+#[track_caller]
+fn scores_of(case: &Value) -> Vec<usize> {
+    let mut shape = input_shape(case, "queries");
+    let keys = input_shape(case, "keys");
+    let rank = shape.len();
+    shape[rank - 1] = keys[keys.len() - 2];
+    shape
 }
 
 #[test]
@@ -104,19 +131,34 @@ fn masked_softmax_matches_reference_for_every_mask_kind_and_fill() {
     let (mut empty_length, mut clamped_length) = (false, false);
     for case in family("masked_softmax") {
         let label = name(case);
-        let mask = mask_of(case);
+        let shape = input_shape(case, "scores");
+        let mask = mask_of(case, &shape);
         let fill = fill_of(case).unwrap_or_default();
         grid.insert((mask_kind(case), format!("{fill:?}")));
-        if let Mask::ValidLens(lens) = &mask {
-            let k = stored(&case["inputs"]["scores"]).shape[2] as f32;
-            empty_length |= lens.to_vec().contains(&0.0);
-            clamped_length |= lens.to_vec().iter().any(|&l| l > k);
+        if case["mask"]["kind"] == "valid_lens" {
+            let lens = tensor(&case["mask"]["lens"]).to_vec();
+            let k = shape[2] as f32;
+            empty_length |= lens.contains(&0.0);
+            clamped_length |= lens.iter().any(|&l| l > k);
         }
         let scores = field(case, "inputs", "scores").requires_grad_();
         let weights = masked_softmax(&scores, &mask, fill);
         report.check(&format!("{label}: weights"), &weights, &case["weights"]);
         weights.backward_with(&field(case, "upstream", "weights"));
         report.check_grads(case, "grads", &[("scores".into(), scores)]);
+        // Where the script's offset is K − Q, the queries are the last tokens: the default
+        // causal mask, aligned to the last key, must give the same weights.
+        let offset = case["mask"]["offset"].as_u64();
+        let (q, k) = (shape[shape.len() - 2], shape[shape.len() - 1]);
+        if case["mask"]["kind"] == "causal" && offset == Some((k - q) as u64) {
+            let scores = field(case, "inputs", "scores");
+            let aligned = masked_softmax(&scores, &Mask::causal(), fill);
+            report.check(
+                &format!("{label}: weights with Mask::causal()"),
+                &aligned,
+                &case["weights"],
+            );
+        }
     }
     report.finish(2 * 21);
     let kinds: BTreeSet<&String> = grid.iter().map(|(k, _)| k).collect();
@@ -141,16 +183,18 @@ fn additive_attention_matches_d2l() {
     let mut lens_ranks = BTreeSet::new();
     for case in family("additive_attention") {
         let label = name(case);
-        let module = AdditiveAttention::from_weights(
-            &field(case, "params", "W_q.weight"),
-            &field(case, "params", "W_k.weight"),
-            &field(case, "params", "w_v.weight"),
-            0.0,
-        );
-        let module = with_fill(module, case, AdditiveAttention::with_fill);
-        let mask = mask_of(case);
-        if let Mask::ValidLens(lens) = &mask {
-            lens_ranks.insert(lens.rank());
+        let config = AdditiveAttentionConfig {
+            query_size: param_size(case, "W_q.weight", 1),
+            key_size: param_size(case, "W_k.weight", 1),
+            num_hiddens: param_size(case, "W_q.weight", 0),
+            dropout: 0.0,
+            fill: fill_of(case).unwrap_or_default(),
+        };
+        let module = AdditiveAttention::from_state_dict(config, &state(case))
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        let mask = mask_of(case, &scores_of(case));
+        if case["mask"]["kind"] == "valid_lens" {
+            lens_ranks.insert(stored(&case["mask"]["lens"]).shape.len());
         }
         let x = inputs(case);
         let output = module.forward(&x["queries"], &x["keys"], &x["values"], &mask);
@@ -169,14 +213,16 @@ fn additive_attention_matches_d2l() {
     );
 }
 
-fn bahdanau(case: &Value, prefix: &str) -> BahdanauAttention {
-    let p = |s: &str| format!("{prefix}{s}");
-    BahdanauAttention::from_parts(
-        linear(case, &p("W_q")),
-        linear(case, &p("W_k")),
-        field(case, "params", &p("v")),
-        linear(case, &p("W_o")),
-    )
+fn bahdanau(case: &Value) -> BahdanauAttention {
+    let config = BahdanauAttentionConfig {
+        query_size: param_size(case, "W_q.weight", 1),
+        key_size: param_size(case, "W_k.weight", 1),
+        value_size: param_size(case, "W_o.weight", 1),
+        num_hiddens: usize_config(case, "hidden"),
+        fill: fill_of(case).unwrap_or_default(),
+    };
+    BahdanauAttention::from_state_dict(config, &state(case))
+        .unwrap_or_else(|e| panic!("{}: {e}", name(case)))
 }
 
 #[test]
@@ -185,12 +231,16 @@ fn bahdanau_attention_matches_first_article_reference() {
     let mut fills = BTreeSet::new();
     for case in family("bahdanau_attention") {
         let label = name(case);
-        let module = with_fill(bahdanau(case, ""), case, BahdanauAttention::with_fill);
+        let module = bahdanau(case);
         fills.insert(format!("{:?}", fill_of(case)));
-        assert_eq!(module.hidden(), usize_config(case, "hidden"), "{label}");
+        assert_eq!(
+            module.num_hiddens(),
+            usize_config(case, "hidden"),
+            "{label}"
+        );
         let x = inputs(case);
-        let (context, weights) =
-            module.forward(&x["query"], &x["keys"], &x["values"], &mask_of(case));
+        let mask = mask_of(case, &one_query_scores(case));
+        let (context, weights) = module.forward(&x["query"], &x["keys"], &x["values"], &mask);
         report.check(&format!("{label}: context"), &context, &case["output"]);
         report.check(&format!("{label}: weights"), &weights, &case["weights"]);
         let kept = module.last_attention_weights().expect("weights are kept");
@@ -214,16 +264,20 @@ fn multi_head_additive_attention_matches_reference() {
         let label = name(case);
         let heads = usize_config(case, "num_heads");
         assert!(heads >= 2, "{label}: several heads");
-        let module = MultiHeadAdditiveAttention::from_parts(
-            (0..heads)
-                .map(|i| bahdanau(case, &format!("heads.{i}.")))
-                .collect(),
-            linear(case, "W_o"),
-        );
-        let module = with_fill(module, case, MultiHeadAdditiveAttention::with_fill);
+        let config = MultiHeadAdditiveAttentionConfig {
+            query_size: param_size(case, "heads.0.W_q.weight", 1),
+            key_size: param_size(case, "heads.0.W_k.weight", 1),
+            value_size: param_size(case, "W_o.weight", 0),
+            num_hiddens: usize_config(case, "hidden"),
+            num_heads: heads,
+            fill: fill_of(case).unwrap_or_default(),
+        };
+        let module = MultiHeadAdditiveAttention::from_state_dict(config, &state(case))
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(module.num_heads(), heads, "{label}");
         let x = inputs(case);
-        let (context, weights) =
-            module.forward(&x["query"], &x["keys"], &x["values"], &mask_of(case));
+        let mask = mask_of(case, &one_query_scores(case));
+        let (context, weights) = module.forward(&x["query"], &x["keys"], &x["values"], &mask);
         report.check(&format!("{label}: context"), &context, &case["output"]);
         report.check(&format!("{label}: weights"), &weights, &case["weights"]);
         let kept = module.last_attention_weights().expect("weights are kept");
@@ -244,20 +298,33 @@ fn scaled_dot_product_attention_matches_torch_sdpa_and_d2l() {
     let mut report = Report::default();
     for case in family("scaled_dot_product_attention") {
         let label = name(case);
-        let mask = mask_of(case);
-        let fill = fill_of(case);
+        let scores = scores_of(case);
+        let mask = mask_of(case, &scores);
+        let fill = fill_of(case).unwrap_or_default();
         let scale = case["config"]["scale"].as_f64().map(|s| s as f32);
 
-        // The function: output and weights are both in the graph.
+        // The function: output and weights are both in the graph. It always uses the safe
+        // fill and 1/√d. Another fill gives the same numbers when every query sees at least
+        // one key (a masked score's exp is then exactly 0 either way), which the case must
+        // satisfy; another scale is the same as queries multiplied by scale·√d.
+        if fill != Fill::Safe {
+            let keep = mask
+                .keep_for("parity", &scores)
+                .expect("a fill other than safe matters only with a mask")
+                .broadcast_to(scores.as_slice());
+            let k = scores[scores.len() - 1];
+            assert!(
+                keep.to_vec().chunks(k).all(|row| row.contains(&1.0)),
+                "{label}: a fully masked row would tell {fill:?} from the function's safe fill"
+            );
+        }
         let x = inputs(case);
-        let (output, weights) = scaled_dot_product_attention(
-            &x["queries"],
-            &x["keys"],
-            &x["values"],
-            &mask,
-            fill.unwrap_or_default(),
-            scale,
-        );
+        let queries = match scale {
+            Some(s) => &x["queries"] * (s * (x["queries"].size(-1) as f32).sqrt()),
+            None => x["queries"].clone(),
+        };
+        let (output, weights) =
+            scaled_dot_product_attention(&queries, &x["keys"], &x["values"], &mask);
         report.check(
             &format!("{label}: function output"),
             &output,
@@ -272,10 +339,11 @@ fn scaled_dot_product_attention_matches_torch_sdpa_and_d2l() {
         report.check_grads(case, "grads", &differentiable(&x, None));
 
         // d2l's module: its kept weights are detached, so only the output's upstream.
-        let mut module = with_fill(DotProductAttention::new(0.0), case, |m, f| m.with_fill(f));
-        if let Some(s) = scale {
-            module = module.with_scale(s);
-        }
+        let module = DotProductAttention::new(DotProductAttentionConfig {
+            dropout: 0.0,
+            fill,
+            scale,
+        });
         let x = inputs(case);
         let output = module.forward(&x["queries"], &x["keys"], &x["values"], &mask);
         report.check(&format!("{label}: module output"), &output, &case["output"]);
@@ -292,15 +360,33 @@ fn scaled_dot_product_attention_matches_torch_sdpa_and_d2l() {
 // ---------------------------------------------------------------------------------------
 
 fn multi_head(case: &Value) -> MultiHeadAttention {
-    let linears = ["W_q", "W_k", "W_v", "W_o"].map(|p| linear(case, p));
-    MultiHeadAttention::from_linears(linears, usize_config(case, "num_heads"), 0.0)
+    let num_hiddens = param_size(case, "W_o.weight", 0);
+    let config = MultiHeadAttentionConfig {
+        num_hiddens,
+        num_heads: usize_config(case, "num_heads"),
+        query_size: Some(param_size(case, "W_q.weight", 1)),
+        key_size: Some(param_size(case, "W_k.weight", 1)),
+        value_size: Some(param_size(case, "W_v.weight", 1)),
+        dropout: 0.0,
+        bias: case["params"].get("W_q.bias").is_some(),
+        fill: fill_of(case).unwrap_or_default(),
+    };
+    if let Some(h) = case["config"]["num_hiddens"].as_u64() {
+        assert_eq!(h as usize, num_hiddens, "{}: num_hiddens", name(case));
+    }
+    if let Some(b) = case["config"]["bias"].as_bool() {
+        assert_eq!(b, config.bias, "{}: bias", name(case));
+    }
+    MultiHeadAttention::from_state_dict(config, &state(case))
+        .unwrap_or_else(|e| panic!("{}: {e}", name(case)))
 }
 
 /// Runs a multi-head case: output, per-head weights `[B, H, Q, K]`, parameters, gradients.
 fn check_multi_head(report: &mut Report, case: &Value, module: &MultiHeadAttention) {
     let label = name(case);
     let x = inputs(case);
-    let output = module.forward(&x["queries"], &x["keys"], &x["values"], &mask_of(case));
+    let mask = mask_of(case, &scores_of(case));
+    let output = module.forward(&x["queries"], &x["keys"], &x["values"], &mask);
     report.check(&format!("{label}: output"), &output, &case["output"]);
     let weights = module.last_attention_weights().expect("weights are kept");
     report.check(&format!("{label}: weights"), &weights, &case["weights"]);
@@ -314,9 +400,10 @@ fn multi_head_attention_matches_d2l_with_different_valid_lens_per_example() {
     let mut report = Report::default();
     for case in family("multi_head_attention") {
         let label = name(case);
-        let module = with_fill(multi_head(case), case, MultiHeadAttention::with_fill);
+        let module = multi_head(case);
         assert!(module.num_heads() >= 2, "{label}: several heads");
-        if let Mask::ValidLens(lens) = mask_of(case) {
+        if case["mask"]["kind"] == "valid_lens" {
+            let lens = tensor(&case["mask"]["lens"]);
             // Per-example lengths that differ, so a tiled mask would give other numbers.
             let first_per_example: Vec<f32> = lens
                 .to_vec()
@@ -341,9 +428,8 @@ fn multi_head_attention_matches_torch_multihead_attention() {
         // The keep mask is the complement of PyTorch's key_padding_mask, with a query axis.
         let padding = tensor(&case["key_padding_mask"]);
         let (b, k) = (padding.shape()[0], padding.shape()[1]);
-        let Mask::Keep(keep) = mask_of(case) else {
-            panic!("{label}: a keep mask")
-        };
+        assert_eq!(case["mask"]["kind"], "keep", "{label}: a keep mask");
+        let keep = tensor(&case["mask"]["keep"]);
         assert_eq!(keep.shape(), &[b, 1, k], "{label}: keep mask [B, 1, K]");
         let complement: Vec<f32> = padding.to_vec().iter().map(|p| 1.0 - p).collect();
         assert_eq!(
@@ -363,8 +449,14 @@ fn multi_head_attention_matches_torch_multihead_attention() {
 // ---------------------------------------------------------------------------------------
 
 fn causal(case: &Value) -> CausalSelfAttention {
-    let linears = ["W_q", "W_k", "W_v", "W_o"].map(|p| linear(case, p));
-    CausalSelfAttention::from_linears(linears, usize_config(case, "num_heads"))
+    let config = CausalSelfAttentionConfig {
+        d_model: param_size(case, "W_q.weight", 1),
+        num_heads: usize_config(case, "num_heads"),
+        bias: case["params"].get("W_q.bias").is_some(),
+        ..Default::default()
+    };
+    CausalSelfAttention::from_state_dict(config, &state(case))
+        .unwrap_or_else(|e| panic!("{}: {e}", name(case)))
 }
 
 #[test]
@@ -373,12 +465,15 @@ fn causal_self_attention_forward_matches_full_causal_reference() {
     for case in family("causal_self_attention") {
         let label = name(case);
         assert!(
-            matches!(mask_of(case), Mask::Causal { offset: 0 }) && fill_of(case).is_none(),
+            case["mask"]["kind"] == "causal"
+                && case["mask"]["offset"].as_u64() == Some(0)
+                && fill_of(case).is_none(),
             "{label}: a full causal pass with the default fill"
         );
         let layer = causal(case);
         let x = inputs(case);
-        let output = layer.forward(&x["x"]);
+        // The layer is causal by itself; the caller's mask adds nothing here.
+        let output = layer.forward(&x["x"], &Mask::none());
         report.check(&format!("{label}: output"), &output, &case["output"]);
         let weights = layer.last_attention_weights().expect("weights are kept");
         report.check(&format!("{label}: weights"), &weights, &case["weights"]);
@@ -405,7 +500,7 @@ fn causal_self_attention_prefill_and_steps_match_full_causal_reference() {
         // A small initial capacity, so that decoding also grows the cache.
         let mut cache = KvCache::new(2);
         let rows = no_grad(|| {
-            let first = layer.prefill(&x.narrow(1, 0, prompt), &mut cache);
+            let first = layer.prefill(&x.narrow(1, 0, prompt), &mut cache, &Mask::none());
             report.check_tensor(
                 &format!("{label}: prefill weights"),
                 &layer.last_attention_weights().expect("weights are kept"),
@@ -413,7 +508,7 @@ fn causal_self_attention_prefill_and_steps_match_full_causal_reference() {
             );
             let mut rows = vec![first];
             for t in prompt..prompt + steps {
-                rows.push(layer.step(&x.narrow(1, t, 1), &mut cache));
+                rows.push(layer.step(&x.narrow(1, t, 1), &mut cache, &Mask::none()));
                 assert_eq!(cache.len(), t + 1, "{label}: cache length after step {t}");
                 report.check_tensor(
                     &format!("{label}: weights of step {t}"),

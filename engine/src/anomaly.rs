@@ -60,6 +60,7 @@ pub(crate) fn in_derivative<R>(f: impl FnOnce() -> R) -> R {
     with_flag(&IN_DERIVATIVE, true, f)
 }
 
+#[track_caller]
 pub(crate) fn check_forward(op: &Op, output: &[f32]) {
     if !is_enabled() || IN_DERIVATIVE.with(Cell::get) {
         return;
@@ -73,6 +74,7 @@ pub(crate) fn check_forward(op: &Op, output: &[f32]) {
     }
 }
 
+#[track_caller]
 pub(crate) fn check_backward(op: &Op, input_index: usize, grad: &Tensor) {
     if !is_enabled() {
         return;

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 use crate::anomaly;
 use crate::check;
-use crate::grad_mode::no_grad;
+use crate::grad_mode;
 use crate::op::{GeluApprox, Op};
 use crate::ops::elementwise_fn::UnaryFn;
 use crate::tensor::Tensor;
@@ -66,7 +66,9 @@ impl Tensor {
         check::ensure(self.requires_grad(), "backward", || {
             "this tensor does not require a gradient: no input was marked with requires_grad_(), or it was computed under no_grad".into()
         });
-        no_grad(|| run_backward(self, upstream.detach()));
+        // Not `no_grad(|| …)`: a closure would hide the caller's line from anomaly mode.
+        let _recording_off = grad_mode::no_grad_guard();
+        run_backward(self, upstream.detach());
     }
 }
 
@@ -93,6 +95,7 @@ fn reverse_topological(root: &Tensor) -> Vec<Tensor> {
     found
 }
 
+#[track_caller]
 fn run_backward(root: &Tensor, upstream: Tensor) {
     let mut grads: HashMap<u64, Tensor> = HashMap::new();
     grads.insert(root.0.id, upstream);
@@ -100,20 +103,25 @@ fn run_backward(root: &Tensor, upstream: Tensor) {
         let Some(grad) = grads.remove(&node.0.id) else {
             continue;
         };
-        let Some(op) = &node.0.op else {
-            // Each leaf gets a handle of its own: both inputs of an `add` receive the very
-            // same gradient tensor, which must not stay shared between two parameters.
+        if node.keeps_grad() {
+            // Each kept gradient gets a handle of its own: both inputs of an `add` receive
+            // the very same gradient tensor, which must not stay shared between two
+            // parameters.
             let mut slot = node.0.grad.lock().expect("grad lock poisoned");
             *slot = Some(match slot.take() {
                 Some(old) => &old + &grad,
                 None => grad.detach(),
             });
+        }
+        let Some(op) = &node.0.op else {
             continue;
         };
         let inputs = op.inputs();
         let computed = anomaly::in_derivative(|| input_grads(op, &node, &grad));
         for (i, input_grad) in computed.into_iter().enumerate() {
-            let Some(g) = input_grad else { continue };
+            let Some(g) = input_grad else {
+                continue;
+            };
             anomaly::check_backward(op, i, &g);
             let input = inputs[i];
             debug_assert_eq!(g.shape(), input.shape(), "gradient shape of {}", op.name());
@@ -135,7 +143,7 @@ fn sum_to(g: &Tensor, shape: &[usize]) -> Tensor {
     let dims: Vec<usize> = (0..g.rank())
         .filter(|&d| d < pad || (shape[d - pad] == 1 && g.shape()[d] != 1))
         .collect();
-    g.sum_dims(&dims, true).reshape(shape)
+    g.sum_dims_keepdim(&dims).reshape(shape)
 }
 
 /// `g` with the reduced dimensions put back as size 1, then broadcast to `shape`.
@@ -214,13 +222,13 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
                 None => (0..x.rank()).collect(),
             };
             let hits = x.eq_mask(&unreduce(out, x.shape(), &dims, *keepdim));
-            let count = hits.sum_dims(&dims, true);
+            let count = hits.sum_dims_keepdim(&dims);
             unreduce(g, x.shape(), &dims, *keepdim) * hits / count
         }),
         // With s = softmax(x): dx = s ⊙ (g − Σ g ⊙ s)
-        Op::Softmax(x, d) => one(x, &|| out * (g - (g * out).sum_dim(*d, true))),
+        Op::Softmax(x, d) => one(x, &|| out * (g - (g * out).sum_dim_keepdim(*d))),
         // With l = log_softmax(x): dx = g − softmax(x) Σ g = g − eˡ Σ g
-        Op::LogSoftmax(x, d) => one(x, &|| g - out.exp() * g.sum_dim(*d, true)),
+        Op::LogSoftmax(x, d) => one(x, &|| g - out.exp() * g.sum_dim_keepdim(*d)),
         // C = AB: dA = dC Bᵀ, dB = Aᵀ dC (summed over broadcast batch dimensions)
         Op::Matmul(a, b) => vec![
             wants(a).then(|| sum_to(&g.matmul(&b.transpose(-1, -2)), a.shape())),

@@ -7,7 +7,7 @@
 //! `#[track_caller]` on every function here and on every public op makes the panic point at
 //! the learner's own line, not at a line inside the engine.
 
-use crate::shape::broadcast_shapes;
+use crate::shape::{ShapeArg, broadcast_shapes, checked_numel};
 
 /// Panics with `op: message`. The single place the engine raises a shape error.
 #[track_caller]
@@ -112,6 +112,62 @@ fn broadcast_hint(a: &[usize], b: &[usize]) -> Option<String> {
     None
 }
 
+/// The sizes of a shape given by a caller (to `zeros`, `from_vec`, `broadcast_to`, …): every
+/// entry must be a size ≥ 0 that fits in a `usize`, and the element count must fit too.
+#[track_caller]
+pub(crate) fn sizes(op: &str, shape: impl ShapeArg) -> Vec<usize> {
+    let entries = shape.entries();
+    let mut out = Vec::with_capacity(entries.len());
+    for (i, &e) in entries.iter().enumerate() {
+        match usize::try_from(e) {
+            Ok(size) => out.push(size),
+            Err(_) => fail(
+                op,
+                format!(
+                    "size {e} at position {i} of the shape {entries:?} is not a size (a whole number ≥ 0){}",
+                    if e == -1 {
+                        "; hint: -1 (\"infer this size\") means something only to reshape and expand"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+        }
+    }
+    numel(op, &out);
+    out
+}
+
+/// The number of elements of `shape`, or a panic naming the op when it overflows a `usize`.
+#[track_caller]
+pub(crate) fn numel(op: &str, shape: &[usize]) -> usize {
+    match checked_numel(shape) {
+        Some(n) => n,
+        None => fail(
+            op,
+            format!(
+                "the shape {shape:?} holds more elements than a usize can count ({}); no machine has that much memory",
+                usize::MAX
+            ),
+        ),
+    }
+}
+
+/// Checks that a module's size setting is at least 1, naming the module and the setting.
+#[track_caller]
+pub(crate) fn positive(op: &str, name: &str, value: usize) {
+    ensure(value > 0, op, || {
+        format!(
+            "{name} must be at least 1, found {value}{}",
+            if value == 0 {
+                " (sizes have no default: set it in the config)"
+            } else {
+                ""
+            }
+        )
+    });
+}
+
 /// Checks that `shape` has exactly `rank` dimensions.
 #[track_caller]
 pub(crate) fn rank(op: &str, what: &str, shape: &[usize], rank: usize) {
@@ -139,6 +195,22 @@ pub(crate) fn indices(op: &str, values: &[f32], limit: usize, what: &str) -> Vec
         out.push(v as usize);
     }
     out
+}
+
+/// Checks that a mask or condition holds only 0 (false) and 1 (true). A 0.5 or a NaN would
+/// otherwise be read as "true" without a word.
+#[track_caller]
+pub(crate) fn zero_one(op: &str, what: &str, values: &[f32]) {
+    for (i, &v) in values.iter().enumerate() {
+        if v != 0.0 && v != 1.0 {
+            fail(
+                op,
+                format!(
+                    "{what} must hold only 0 (false) and 1 (true), found {v} at position {i}; hint: build masks with comparisons such as x.gt(&y) or x.eq_mask(&y)"
+                ),
+            );
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Printing tensors the way PyTorch does: nested brackets, aligned values with four
-//! decimals, and `...` in place of the middle of long dimensions.
+//! decimals (or as many as `{:.N}` asks for), and `...` in place of the middle of long
+//! dimensions.
 
 use std::fmt;
 
@@ -16,6 +17,7 @@ struct Printer<'a> {
     shape: &'a [usize],
     strides: Vec<usize>,
     width: usize,
+    decimals: usize,
     summarize: bool,
 }
 
@@ -40,7 +42,12 @@ impl Printer<'_> {
         indent: usize,
     ) -> fmt::Result {
         if dim == self.shape.len() {
-            return write!(f, "{:>w$}", format_value(self.data[offset]), w = self.width);
+            return write!(
+                f,
+                "{:>w$}",
+                format_value(self.data[offset], self.decimals),
+                w = self.width
+            );
         }
         write!(f, "[")?;
         let last = dim + 1 == self.shape.len();
@@ -67,19 +74,22 @@ impl Printer<'_> {
     }
 }
 
-fn format_value(v: f32) -> String {
+/// Decimals shown when the format string does not say (`{}`), as PyTorch's default.
+const DEFAULT_DECIMALS: usize = 4;
+
+fn format_value(v: f32, decimals: usize) -> String {
     if v.is_nan() {
         "nan".into()
     } else if v.is_infinite() {
         if v > 0.0 { "inf".into() } else { "-inf".into() }
     } else if v != 0.0 && (v.abs() >= 1e8 || v.abs() < 1e-4) {
         // PyTorch writes the exponent with a sign and two digits: 1.0000e-06.
-        let text = format!("{v:.4e}");
+        let text = format!("{v:.decimals$e}");
         let (mantissa, exponent) = text.split_once('e').expect("{:e} output has an exponent");
         let exponent: i32 = exponent.parse().expect("{:e} exponent is an integer");
         format!("{mantissa}e{exponent:+03}")
     } else {
-        format!("{v:.4}")
+        format!("{v:.decimals$}")
     }
 }
 
@@ -90,14 +100,17 @@ impl fmt::Display for Tensor {
     ///     t.to_string(),
     ///     "tensor([[ 1.0000, -2.5000],\n        [ 3.0000,  4.0000]], shape=[2, 2])"
     /// );
+    /// // A precision in the format string sets the number of decimals.
+    /// assert_eq!(format!("{t:.1}"), "tensor([[ 1.0, -2.5],\n        [ 3.0,  4.0]], shape=[2, 2])");
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let buffer = self.buffer();
         let data = buffer.as_slice();
         let summarize = data.len() > SUMMARY_THRESHOLD;
+        let decimals = f.precision().unwrap_or(DEFAULT_DECIMALS);
         let width = data
             .iter()
-            .map(|&v| format_value(v).len())
+            .map(|&v| format_value(v, decimals).len())
             .max()
             .unwrap_or(0);
         let printer = Printer {
@@ -105,6 +118,7 @@ impl fmt::Display for Tensor {
             shape: self.shape(),
             strides: strides(self.shape()),
             width,
+            decimals,
             summarize,
         };
         write!(f, "tensor(")?;

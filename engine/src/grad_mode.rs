@@ -2,7 +2,7 @@
 
 use std::cell::Cell;
 
-use crate::scoped_flag::with_flag;
+use crate::scoped_flag::{FlagGuard, with_flag};
 
 thread_local! {
     static ENABLED: Cell<bool> = const { Cell::new(true) };
@@ -25,4 +25,10 @@ pub fn is_enabled() -> bool {
 /// ```
 pub fn no_grad<R>(f: impl FnOnce() -> R) -> R {
     with_flag(&ENABLED, false, f)
+}
+
+/// Switches graph recording off until the guard is dropped (for engine code that must not
+/// use a closure, so that `#[track_caller]` still sees the caller's line).
+pub(crate) fn no_grad_guard() -> FlagGuard {
+    FlagGuard::set(&ENABLED, false)
 }

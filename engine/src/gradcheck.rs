@@ -111,7 +111,7 @@ pub fn gradcheck_with(
         let analytic = leaf
             .grad()
             .map(|g| g.to_vec())
-            .unwrap_or_else(|| vec![0.0; leaf.numel()]);
+            .unwrap_or_else(|_| vec![0.0; leaf.numel()]);
         let base = leaf.to_vec();
         for j in 0..base.len() {
             let mut plus = base.clone();
@@ -146,13 +146,13 @@ mod tests {
 
     #[test]
     fn accepts_a_correct_derivative() {
-        let x = Tensor::from_vec(vec![0.5, -1.0, 2.0], &[3]);
+        let x = Tensor::from_vec(vec![0.5, -1.0, 2.0], [3]);
         assert_eq!(gradcheck(|t| t[0].square(), &[x]), Ok(()));
     }
 
     #[test]
     fn a_function_that_ignores_its_input_has_a_zero_gradient() {
-        let x = Tensor::from_vec(vec![0.5, -1.0], &[2]);
+        let x = Tensor::from_vec(vec![0.5, -1.0], [2]);
         assert_eq!(gradcheck(|t| t[0].gt(&Tensor::scalar(0.0)), &[x]), Ok(()));
     }
 
@@ -160,7 +160,7 @@ mod tests {
     fn rejects_a_deliberately_wrong_derivative() {
         // The value is x², but autograd sees `detach(x) · x` and reports x·w instead of 2x·w.
         let xs = [0.5, -1.0, 2.0];
-        let x = Tensor::from_vec(xs.to_vec(), &[3]);
+        let x = Tensor::from_vec(xs.to_vec(), [3]);
         let err = gradcheck(|t| &t[0].detach() * &t[0], &[x]).unwrap_err();
         let w = weights(3);
         // The worst element is the one with the largest |x·w| (the size of the error).
@@ -183,6 +183,6 @@ mod tests {
     }
 
     fn weights(n: usize) -> Vec<f32> {
-        Tensor::normal_with(&[n], 0.0, 1.0, &mut rng_from_seed(0x6752_6164)).to_vec()
+        Tensor::normal_with([n], 0.0, 1.0, &mut rng_from_seed(0x6752_6164)).to_vec()
     }
 }

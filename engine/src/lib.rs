@@ -12,7 +12,27 @@
 //! assert_eq!(w.grad().unwrap().shape(), &[2, 2]);
 //! ```
 //!
-//! Where to look:
+//! # A learning path
+//! Read in this order; each step uses only what came before.
+//! 1. [`Tensor`]: a shape and `f32` values; creation ([`Tensor::from_vec`],
+//!    [`Tensor::zeros`], [`Tensor::randn`]), read-back ([`Tensor::to_vec`]), and the
+//!    [`ShapeArg`] forms every shape argument accepts.
+//! 2. The ops, PyTorch's names: arithmetic with broadcasting ([`shape::broadcast_shapes`]
+//!    states the rule), [`Tensor::matmul`], reductions ([`Tensor::sum_dim`],
+//!    [`Tensor::sum_dim_keepdim`]), [`Tensor::softmax`], reshaping ([`Tensor::reshape`],
+//!    [`Tensor::transpose`]).
+//! 3. Autograd: [`Tensor::requires_grad_`], [`Tensor::backward`], [`Tensor::grad`] (and why
+//!    it can be empty: [`NoGrad`]), [`no_grad`]; then [`gradcheck`], which checks any
+//!    derivative against finite differences.
+//! 4. [`nn`]: layers built from a config ([`nn::Linear`], [`nn::Embedding`], …), the
+//!    [`nn::Module`] trait, and saving or loading weights by name ([`nn::StateDict`]).
+//! 5. [`optim`]: [`optim::Sgd`], [`optim::Adam`], gradient clipping.
+//! 6. The tools for when things go wrong: [`memory`] (bytes held, peak, a budget) and
+//!    [`anomaly`] (the first op that made a NaN).
+//!
+//! `use engine::prelude::*` brings the names most programs need.
+//!
+//! Where to look in the source:
 //! - [`Tensor`] (`tensor.rs`): the handle, creation, read-back, gradients.
 //! - `ops/`: the public ops, one file per family (`arithmetic.rs`, `reduce.rs`, …).
 //! - `op.rs`: the list of differentiable ops; `backprop.rs`: `backward` and every derivative.
@@ -56,6 +76,7 @@ pub mod nn;
 mod op;
 mod ops;
 pub mod optim;
+pub mod prelude;
 pub mod random;
 mod scoped_flag;
 pub mod shape;
@@ -63,7 +84,7 @@ mod tensor;
 
 pub use grad_mode::no_grad;
 pub use op::GeluApprox;
-pub use ops::{Reduction, ShapeArg};
+pub use ops::Reduction;
 pub use random::manual_seed;
-pub use shape::Dim;
-pub use tensor::Tensor;
+pub use shape::{Dim, ShapeArg};
+pub use tensor::{NoGrad, Tensor};

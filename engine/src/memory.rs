@@ -8,6 +8,18 @@
 //! Tensors that share a buffer (a `reshape`, a `detach`) are counted once: the bytes belong
 //! to the buffer, not to the handles.
 //!
+//! Before an op allocates a result it asks three questions here: does the element count
+//! fit, is the request under the optional [`set_budget`] (a limit a workshop can set for
+//! small laptops), and will the machine grant it. A request that
+//! fails any of them panics at the caller's line with the op, the shape and the bytes,
+//! instead of aborting the process with no word of where.
+//!
+//! ```should_panic
+//! use engine::{memory, Tensor};
+//! memory::set_budget(Some(1 << 20)); // 1 MiB for this thread's tensors
+//! let big = Tensor::zeros([1024, 1024]); // 4 MiB: refused, naming `zeros` and the shape
+//! ```
+//!
 //! ```
 //! use engine::{memory, Tensor};
 //! memory::reset_peak();
@@ -19,8 +31,11 @@
 //! assert!(memory::peak_bytes() >= before + 4096);
 //! ```
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::check;
 
 #[derive(Default)]
 struct Counter {
@@ -41,6 +56,7 @@ impl Counter {
 
 thread_local! {
     static COUNTER: Arc<Counter> = Arc::new(Counter::default());
+    static BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
 }
 
 fn this_thread() -> Arc<Counter> {
@@ -62,6 +78,80 @@ pub fn reset_peak() {
     let c = this_thread();
     c.peak
         .store(c.live.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+
+/// Sets (or, with `None`, removes) a limit on the bytes this thread's live tensors may
+/// hold. An op whose result would take [`live_bytes`] past the limit panics with the op,
+/// the shape and the bytes, before allocating anything.
+pub fn set_budget(bytes: Option<usize>) {
+    BUDGET.with(|b| b.set(bytes));
+}
+
+/// The limit set by [`set_budget`], if any.
+pub fn budget() -> Option<usize> {
+    BUDGET.with(Cell::get)
+}
+
+/// Requests this large are tried with the allocator before the op runs, so that a refusal
+/// becomes a message instead of an abort. Smaller ones cannot fail in a way worth a check.
+const PROBE_BYTES: usize = 64 << 20;
+
+/// Checks that a result of shape `shape` can be allocated: its size fits in memory's
+/// address range, it stays within the [`budget`], and the allocator grants it. Panics with
+/// `op`, the shape and the bytes otherwise, pointing at the caller's line.
+#[track_caller]
+pub(crate) fn ensure_can_allocate(op: &str, shape: &[usize]) {
+    let n = check::numel(op, shape);
+    let Some(bytes) = n
+        .checked_mul(size_of::<f32>())
+        .filter(|&b| b <= isize::MAX as usize)
+    else {
+        check::fail(
+            op,
+            format!(
+                "the result {shape:?} would hold {n} values, more bytes than any machine can address"
+            ),
+        )
+    };
+    if let Some(limit) = budget() {
+        let live = live_bytes();
+        if live.saturating_add(bytes) > limit {
+            check::fail(
+                op,
+                format!(
+                    "the result {shape:?} needs {} ({n} values of 4 bytes), but this thread's memory budget is {} and {} is already in use\n  hint: use smaller sizes, or raise the limit with engine::memory::set_budget",
+                    human(bytes),
+                    human(limit),
+                    human(live)
+                ),
+            );
+        }
+    }
+    if bytes >= PROBE_BYTES && Vec::<f32>::new().try_reserve_exact(n).is_err() {
+        check::fail(
+            op,
+            format!(
+                "the result {shape:?} needs {} ({n} values of 4 bytes), and the machine cannot allocate that much\n  hint: use smaller sizes (batch, sequence length, hidden size)",
+                human(bytes)
+            ),
+        );
+    }
+}
+
+/// Bytes in the largest binary unit that keeps the number ≥ 1: `1.50 GiB`.
+pub fn human(bytes: usize) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} bytes")
+    } else {
+        format!("{value:.2} {}", UNITS[unit])
+    }
 }
 
 /// The values of one tensor (or of several that share them), charged to the allocating

@@ -115,6 +115,116 @@ macro_rules! impl_dim {
 }
 impl_dim!(i32, i64, isize, usize);
 
+impl Dim for i128 {
+    fn as_i64(self) -> i64 {
+        // Out-of-range values stay out of range on the same side (and are reported so).
+        i64::try_from(self).unwrap_or(if self > 0 { i64::MAX } else { i64::MIN })
+    }
+}
+
+/// A list of sizes or dimension indices, in whichever form the caller holds it: an array, a
+/// slice or a `Vec` of `usize`, `i32` or `i64`, or a tuple that mixes them.
+///
+/// ```
+/// use engine::Tensor;
+/// let x = Tensor::zeros([2, 3, 8]); // an array of literals
+/// let (b, t) = (x.size(0), x.size(1)); // usize variables
+/// let _ = x.reshape([b, t, 2, 4]); // an array of usize
+/// let _ = x.reshape((b, t, 2, -1)); // usize and -1 together: a tuple
+/// let _ = x.reshape(x.shape()); // a slice
+/// let _ = Tensor::ones(&[2, 3]); // a reference to an array
+/// let _ = Tensor::ones(vec![2, 3]); // a Vec
+/// ```
+///
+/// A Rust array holds one type, so `[b, t, -1]` with `b: usize` does not compile (`-1` is
+/// not a `usize`); the tuple `(b, t, -1)` says the same thing and does:
+///
+/// ```compile_fail
+/// # use engine::Tensor;
+/// let x = Tensor::zeros([2, 3, 8]);
+/// let b = x.size(0);
+/// let _ = x.reshape([b, -1]);
+/// ```
+pub trait ShapeArg {
+    /// The entries as written, widened to `i128` so that every `usize` and every negative
+    /// number keep their value (`-1` means something to `reshape` and `expand`; a `usize`
+    /// above `i64::MAX` stays a size and never turns into `-1`).
+    fn entries(&self) -> Vec<i128>;
+}
+
+/// One entry of a [`ShapeArg`]: a size or a dimension index of an integer type.
+pub trait ShapeEntry: Copy {
+    /// The value, widened without loss.
+    fn widen(self) -> i128;
+}
+
+macro_rules! impl_shape_entry {
+    ($($t:ty),*) => {$(
+        impl ShapeEntry for $t {
+            fn widen(self) -> i128 {
+                self as i128
+            }
+        }
+    )*};
+}
+impl_shape_entry!(usize, u32, i32, i64, isize);
+
+impl<T: ShapeEntry> ShapeArg for &[T] {
+    fn entries(&self) -> Vec<i128> {
+        self.iter().map(|&x| x.widen()).collect()
+    }
+}
+impl<T: ShapeEntry> ShapeArg for Vec<T> {
+    fn entries(&self) -> Vec<i128> {
+        self.iter().map(|&x| x.widen()).collect()
+    }
+}
+impl<T: ShapeEntry> ShapeArg for &Vec<T> {
+    fn entries(&self) -> Vec<i128> {
+        self.iter().map(|&x| x.widen()).collect()
+    }
+}
+impl<T: ShapeEntry, const N: usize> ShapeArg for [T; N] {
+    fn entries(&self) -> Vec<i128> {
+        self.iter().map(|&x| x.widen()).collect()
+    }
+}
+impl<T: ShapeEntry, const N: usize> ShapeArg for &[T; N] {
+    fn entries(&self) -> Vec<i128> {
+        self.iter().map(|&x| x.widen()).collect()
+    }
+}
+impl ShapeArg for () {
+    fn entries(&self) -> Vec<i128> {
+        Vec::new()
+    }
+}
+
+macro_rules! impl_shape_arg_tuple {
+    ($(($($name:ident),+)),*) => {$(
+        impl<$($name: ShapeEntry),+> ShapeArg for ($($name,)+) {
+            #[allow(non_snake_case)]
+            fn entries(&self) -> Vec<i128> {
+                let ($($name,)+) = *self;
+                vec![$($name.widen()),+]
+            }
+        }
+    )*};
+}
+impl_shape_arg_tuple!(
+    (A),
+    (A, B),
+    (A, B, C),
+    (A, B, C, D),
+    (A, B, C, D, E),
+    (A, B, C, D, E, F)
+);
+
+/// The number of elements of `shape`, or `None` when it does not fit in a `usize`.
+pub fn checked_numel(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |n, &s| n.checked_mul(s))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,14 +1,15 @@
 //! The `Tensor` handle: shape, values, and (when gradients are tracked) the op that made it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::anomaly;
 use crate::check;
 use crate::grad_mode;
+use crate::memory;
 use crate::memory::Buffer;
 use crate::op::Op;
-use crate::shape::{Dim, numel};
+use crate::shape::{Dim, ShapeArg, numel};
 
 /// An n-dimensional array of `f32` that can take part in automatic differentiation.
 ///
@@ -39,6 +40,8 @@ pub(crate) struct Node {
     /// Set on leaves created with `requires_grad_`; results of recorded ops require a
     /// gradient through their `op`.
     leaf_requires_grad: bool,
+    /// Set by `retain_grad` on a non-leaf: `backward` then keeps its gradient too.
+    pub(crate) retains_grad: AtomicBool,
     pub(crate) grad: Mutex<Option<Tensor>>,
 }
 
@@ -74,6 +77,7 @@ impl Tensor {
             buffer: RwLock::new(buffer),
             op,
             leaf_requires_grad,
+            retains_grad: AtomicBool::new(false),
             grad: Mutex::new(None),
         }))
     }
@@ -86,6 +90,7 @@ impl Tensor {
 
     /// The result of an op. `op` is kept only if gradient mode is on and an input requires a
     /// gradient; in anomaly mode the values are checked for NaN and infinity first.
+    #[track_caller]
     pub(crate) fn from_op(data: Vec<f32>, shape: Vec<usize>, op: Op) -> Tensor {
         debug_assert_eq!(data.len(), numel(&shape));
         anomaly::check_forward(&op, &data);
@@ -115,22 +120,24 @@ impl Tensor {
             .clone()
     }
 
-    /// Creates a tensor from row-major values and a shape.
+    /// Creates a tensor from row-major values and a shape (an array, slice, `Vec` or tuple:
+    /// see [`ShapeArg`]).
     ///
     /// ```
-    /// let t = engine::Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    /// let t = engine::Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [2, 3]);
     /// assert_eq!(t.shape(), &[2, 3]);
     /// ```
     #[track_caller]
-    pub fn from_vec(data: Vec<f32>, shape: &[usize]) -> Tensor {
-        check::ensure(data.len() == numel(shape), "from_vec", || {
+    pub fn from_vec(data: Vec<f32>, shape: impl ShapeArg) -> Tensor {
+        let shape = check::sizes("from_vec", shape);
+        check::ensure(data.len() == numel(&shape), "from_vec", || {
             format!(
                 "{} values cannot fill shape {shape:?}, which holds {}",
                 data.len(),
-                numel(shape)
+                numel(&shape)
             )
         });
-        Tensor::from_parts(data, shape.to_vec())
+        Tensor::from_parts(data, shape)
     }
 
     /// A 0-dimensional tensor holding one value.
@@ -139,18 +146,28 @@ impl Tensor {
     }
 
     /// A tensor of the given shape with every element equal to `value`.
-    pub fn full(shape: &[usize], value: f32) -> Tensor {
-        Tensor::from_parts(vec![value; numel(shape)], shape.to_vec())
+    #[track_caller]
+    pub fn full(shape: impl ShapeArg, value: f32) -> Tensor {
+        Tensor::full_in("full", shape, value)
+    }
+
+    #[track_caller]
+    fn full_in(op: &str, shape: impl ShapeArg, value: f32) -> Tensor {
+        let shape = check::sizes(op, shape);
+        memory::ensure_can_allocate(op, &shape);
+        Tensor::from_parts(vec![value; numel(&shape)], shape)
     }
 
     /// A tensor of zeros.
-    pub fn zeros(shape: &[usize]) -> Tensor {
-        Tensor::full(shape, 0.0)
+    #[track_caller]
+    pub fn zeros(shape: impl ShapeArg) -> Tensor {
+        Tensor::full_in("zeros", shape, 0.0)
     }
 
     /// A tensor of ones.
-    pub fn ones(shape: &[usize]) -> Tensor {
-        Tensor::full(shape, 1.0)
+    #[track_caller]
+    pub fn ones(shape: impl ShapeArg) -> Tensor {
+        Tensor::full_in("ones", shape, 1.0)
     }
 
     /// Zeros with the shape of `self`.
@@ -164,17 +181,38 @@ impl Tensor {
     }
 
     /// `[0, 1, …, end - 1]` as a 1-D tensor, like `torch.arange(end)`.
+    #[track_caller]
     pub fn arange(end: usize) -> Tensor {
+        memory::ensure_can_allocate("arange", &[end]);
         Tensor::from_parts((0..end).map(|i| i as f32).collect(), vec![end])
     }
 
     /// `start, start + step, …` up to but excluding `end`, like `torch.arange(start, end, step)`.
     #[track_caller]
     pub fn arange_step(start: f32, end: f32, step: f32) -> Tensor {
-        check::ensure(step != 0.0 && step.is_finite(), "arange_step", || {
-            format!("step must be finite and non-zero, found {step}")
-        });
-        let n = ((end - start) / step).ceil().max(0.0) as usize;
+        check::ensure(
+            step != 0.0 && step.is_finite() && start.is_finite() && end.is_finite(),
+            "arange_step",
+            || {
+                format!(
+                    "start, end and step must be finite and step non-zero, found start {start}, end {end}, step {step}"
+                )
+            },
+        );
+        let count = ((f64::from(end) - f64::from(start)) / f64::from(step))
+            .ceil()
+            .max(0.0);
+        check::ensure(
+            count <= (isize::MAX as usize / size_of::<f32>()) as f64,
+            "arange_step",
+            || {
+                format!(
+                    "{start}..{end} in steps of {step} has {count:.3e} entries, more than any machine can hold"
+                )
+            },
+        );
+        let n = count as usize;
+        memory::ensure_can_allocate("arange_step", &[n]);
         Tensor::from_parts((0..n).map(|i| start + i as f32 * step).collect(), vec![n])
     }
 
@@ -245,9 +283,53 @@ impl Tensor {
         Tensor::make(self.buffer(), self.0.shape.clone(), None, false)
     }
 
-    /// The gradient accumulated by `backward`, if any.
-    pub fn grad(&self) -> Option<Tensor> {
-        self.0.grad.lock().expect("grad lock poisoned").clone()
+    /// The gradient accumulated by `backward`, or the reason there is none.
+    ///
+    /// As in PyTorch, `backward` keeps gradients only for leaves that require one (the
+    /// parameters and the inputs you marked with [`requires_grad_`](Tensor::requires_grad_)).
+    /// An intermediate result's gradient is used and dropped, unless
+    /// [`retain_grad`](Tensor::retain_grad) was called on it before `backward`. The error
+    /// says which case applies, so `x.grad().unwrap()` explains itself when it fails.
+    ///
+    /// ```
+    /// use engine::{NoGrad, Tensor};
+    /// let x = Tensor::from_vec(vec![1.0, 2.0], [2]).requires_grad_();
+    /// let h = &x * 3.0; // an intermediate result
+    /// let kept = &x * 2.0;
+    /// kept.retain_grad();
+    /// (&h + &kept).sum().backward();
+    /// assert_eq!(x.grad().unwrap().to_vec(), vec![5.0, 5.0]);
+    /// assert_eq!(kept.grad().unwrap().to_vec(), vec![1.0, 1.0]);
+    /// assert_eq!(h.grad().unwrap_err(), NoGrad::NotALeaf);
+    /// ```
+    pub fn grad(&self) -> Result<Tensor, NoGrad> {
+        if let Some(g) = self.0.grad.lock().expect("grad lock poisoned").clone() {
+            return Ok(g);
+        }
+        Err(if !self.requires_grad() {
+            NoGrad::NotTracked
+        } else if !self.is_leaf() && !self.0.retains_grad.load(Ordering::Relaxed) {
+            NoGrad::NotALeaf
+        } else {
+            NoGrad::NotYetComputed
+        })
+    }
+
+    /// Asks `backward` to keep the gradient of this intermediate result too, like PyTorch's
+    /// `retain_grad()`. Call it before `backward`. On a leaf that requires a gradient it
+    /// changes nothing (leaves keep theirs anyway).
+    #[track_caller]
+    pub fn retain_grad(&self) {
+        check::ensure(self.requires_grad(), "retain_grad", || {
+            "this tensor does not require a gradient, so backward never computes one for it; hint: mark an input it depends on with requires_grad_(), outside no_grad".into()
+        });
+        self.0.retains_grad.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether `backward` stores this tensor's gradient: a leaf that requires one, or a
+    /// result on which [`retain_grad`](Tensor::retain_grad) was called.
+    pub(crate) fn keeps_grad(&self) -> bool {
+        self.0.leaf_requires_grad || self.0.retains_grad.load(Ordering::Relaxed)
     }
 
     /// Forgets the accumulated gradient (the next `backward` starts from zero).
@@ -298,6 +380,48 @@ impl Tensor {
         Arc::ptr_eq(&self.0, &other.0)
     }
 }
+
+/// Why [`Tensor::grad`] has no gradient to give. Its `Debug` form carries the explanation,
+/// so a failed `x.grad().unwrap()` says what to do.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum NoGrad {
+    /// The tensor does not require a gradient: nothing it depends on was marked with
+    /// `requires_grad_()`, or it was computed under `no_grad`.
+    NotTracked,
+    /// The tensor is an intermediate result: `backward` used its gradient and dropped it.
+    NotALeaf,
+    /// `backward` has not reached the tensor yet (or `zero_grad` cleared its gradient).
+    NotYetComputed,
+}
+
+impl std::fmt::Display for NoGrad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NoGrad::NotTracked => {
+                "no gradient: this tensor does not require one (mark an input with requires_grad_(), and compute outside no_grad)"
+            }
+            NoGrad::NotALeaf => {
+                "no gradient: this tensor is an intermediate result, whose gradient backward uses and drops; hint: call .retain_grad() on it before backward(), as in PyTorch"
+            }
+            NoGrad::NotYetComputed => {
+                "no gradient yet: call backward() on a value computed from this tensor (zero_grad() also clears it)"
+            }
+        })
+    }
+}
+
+impl std::fmt::Debug for NoGrad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = match self {
+            NoGrad::NotTracked => "NotTracked",
+            NoGrad::NotALeaf => "NotALeaf",
+            NoGrad::NotYetComputed => "NotYetComputed",
+        };
+        write!(f, "{name} ({self})")
+    }
+}
+
+impl std::error::Error for NoGrad {}
 
 impl std::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

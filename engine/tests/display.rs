@@ -9,7 +9,7 @@ fn a_scalar_prints_its_value_and_empty_shape() {
 
 #[test]
 fn a_vector_prints_on_one_line() {
-    let t = Tensor::from_vec(vec![1.0, -0.5, 3.25], &[3]);
+    let t = Tensor::from_vec(vec![1.0, -0.5, 3.25], [3]);
     assert_eq!(
         t.to_string(),
         "tensor([ 1.0000, -0.5000,  3.2500], shape=[3])"
@@ -36,7 +36,7 @@ fn a_long_tensor_shows_three_entries_at_each_end() {
 
 #[test]
 fn a_long_matrix_abbreviates_rows_and_columns() {
-    let printed = Tensor::zeros(&[100, 100]).to_string();
+    let printed = Tensor::zeros([100, 100]).to_string();
     assert_eq!(
         printed.lines().count(),
         7,
@@ -50,7 +50,7 @@ fn a_long_matrix_abbreviates_rows_and_columns() {
 
 #[test]
 fn a_tensor_that_requires_grad_says_so() {
-    let t = Tensor::ones(&[1]).requires_grad_();
+    let t = Tensor::ones([1]).requires_grad_();
     assert_eq!(
         t.to_string(),
         "tensor([1.0000], shape=[1], requires_grad=true)"
@@ -61,7 +61,7 @@ fn a_tensor_that_requires_grad_says_so() {
 fn special_values_print_as_in_pytorch() {
     let t = Tensor::from_vec(
         vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e-6, -2e9],
-        &[5],
+        [5],
     );
     assert_eq!(
         t.to_string(),

@@ -41,8 +41,8 @@ fn failure(f: impl FnOnce()) -> (String, String, u32) {
 fn the_classic_broadcast_mistake_is_explained_better_than_pytorch() {
     // PyTorch says: "The size of tensor a (64) must match the size of tensor b (128) at
     // non-singleton dimension 2". It names neither the op nor the shapes.
-    let a = Tensor::zeros(&[2, 3, 64]);
-    let b = Tensor::zeros(&[2, 3, 128]);
+    let a = Tensor::zeros([2, 3, 64]);
+    let b = Tensor::zeros([2, 3, 128]);
     let expected_line = line!() + 2;
     let (msg, file, line) = failure(|| {
         let _ = &a * &b;
@@ -70,7 +70,7 @@ fn the_classic_broadcast_mistake_is_explained_better_than_pytorch() {
 #[test]
 fn a_missing_axis_gets_an_unsqueeze_hint() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros(&[4, 64]).add(&Tensor::zeros(&[4, 10, 64]));
+        let _ = Tensor::zeros([4, 64]).add(&Tensor::zeros([4, 10, 64]));
     });
     assert!(
         msg.starts_with("add: cannot broadcast [4, 64] with [4, 10, 64]"),
@@ -84,8 +84,8 @@ fn a_missing_axis_gets_an_unsqueeze_hint() {
 
 #[test]
 fn matmul_inner_mismatch_names_both_sizes_and_suggests_transpose() {
-    let q = Tensor::zeros(&[2, 5, 8]);
-    let k = Tensor::zeros(&[2, 7, 8]);
+    let q = Tensor::zeros([2, 5, 8]);
+    let k = Tensor::zeros([2, 7, 8]);
     let expected_line = line!() + 2;
     let (msg, file, line) = failure(|| {
         let _ = q.matmul(&k);
@@ -105,7 +105,7 @@ fn matmul_inner_mismatch_names_both_sizes_and_suggests_transpose() {
 #[test]
 fn matmul_batch_mismatch_is_a_broadcast_error() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros(&[3, 2, 4]).matmul(&Tensor::zeros(&[5, 4, 2]));
+        let _ = Tensor::zeros([3, 2, 4]).matmul(&Tensor::zeros([5, 4, 2]));
     });
     assert!(
         msg.starts_with("matmul (batch dimensions): cannot broadcast [3] with [5]"),
@@ -116,7 +116,7 @@ fn matmul_batch_mismatch_is_a_broadcast_error() {
 #[test]
 fn matmul_of_a_vector_asks_for_two_dimensions() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros(&[4]).matmul(&Tensor::zeros(&[4, 2]));
+        let _ = Tensor::zeros([4]).matmul(&Tensor::zeros([4, 2]));
     });
     assert!(
         msg.contains("matmul: both operands need at least 2 dimensions, found [4] and [4, 2]"),
@@ -128,7 +128,7 @@ fn matmul_of_a_vector_asks_for_two_dimensions() {
 #[test]
 fn bmm_wants_equal_batches() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros(&[2, 3, 4]).bmm(&Tensor::zeros(&[3, 4, 5]));
+        let _ = Tensor::zeros([2, 3, 4]).bmm(&Tensor::zeros([3, 4, 5]));
     });
     assert_eq!(
         msg,
@@ -139,7 +139,7 @@ fn bmm_wants_equal_batches() {
 #[test]
 fn bmm_wants_rank_three() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros(&[3, 4]).bmm(&Tensor::zeros(&[4, 5]));
+        let _ = Tensor::zeros([3, 4]).bmm(&Tensor::zeros([4, 5]));
     });
     assert_eq!(
         msg,
@@ -150,21 +150,21 @@ fn bmm_wants_rank_three() {
 #[test]
 fn reshape_reports_both_element_counts() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros(&[2, 3]).reshape([4, 2]);
+        let _ = Tensor::zeros([2, 3]).reshape([4, 2]);
     });
     assert_eq!(
         msg,
         "reshape: cannot reshape [2, 3] (6 elements) into [4, 2] (8 elements)"
     );
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros(&[2, 3]).reshape([4, -1]);
+        let _ = Tensor::zeros([2, 3]).reshape([4, -1]);
     });
     assert!(msg.contains("6 is not a multiple of 4"), "{msg}");
 }
 
 #[test]
 fn an_out_of_range_dimension_lists_the_valid_ones() {
-    let x = Tensor::zeros(&[2, 3]);
+    let x = Tensor::zeros([2, 3]);
     let expected_line = line!() + 2;
     let (msg, file, line) = failure(|| {
         let _ = x.softmax(2);
@@ -179,7 +179,7 @@ fn an_out_of_range_dimension_lists_the_valid_ones() {
 #[test]
 fn squeeze_of_a_dimension_that_is_not_one() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros(&[2, 3]).squeeze(1);
+        let _ = Tensor::zeros([2, 3]).squeeze(1);
     });
     assert!(
         msg.starts_with("squeeze: dimension 1 of [2, 3] has size 3, not 1"),
@@ -190,7 +190,7 @@ fn squeeze_of_a_dimension_that_is_not_one() {
 #[test]
 fn concat_names_the_tensor_that_disagrees() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::concat(&[Tensor::zeros(&[2, 3]), Tensor::zeros(&[4, 3])], 1);
+        let _ = Tensor::concat(&[Tensor::zeros([2, 3]), Tensor::zeros([4, 3])], 1);
     });
     assert_eq!(
         msg,
@@ -201,7 +201,7 @@ fn concat_names_the_tensor_that_disagrees() {
 #[test]
 fn narrow_outside_the_dimension() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros(&[2, 5]).narrow(1, 3, 4);
+        let _ = Tensor::zeros([2, 5]).narrow(1, 3, 4);
     });
     assert_eq!(
         msg,
@@ -211,8 +211,8 @@ fn narrow_outside_the_dimension() {
 
 #[test]
 fn an_index_out_of_range_is_caught_before_any_kernel_runs() {
-    let weight = Tensor::zeros(&[10, 4]);
-    let ids = Tensor::from_vec(vec![1.0, 10.0], &[2]);
+    let weight = Tensor::zeros([10, 4]);
+    let ids = Tensor::from_vec(vec![1.0, 10.0], [2]);
     let expected_line = line!() + 2;
     let (msg, file, line) = failure(|| {
         let _ = Tensor::embedding(&ids, &weight);
@@ -227,15 +227,15 @@ fn an_index_out_of_range_is_caught_before_any_kernel_runs() {
 #[test]
 fn cross_entropy_targets_must_drop_the_class_dimension() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros(&[4, 3]).cross_entropy(&Tensor::zeros(&[4, 3]), Reduction::Mean);
+        let _ = Tensor::zeros([4, 3]).cross_entropy(&Tensor::zeros([4, 3]), Reduction::Mean);
     });
     assert!(
         msg.starts_with("cross_entropy: logits [4, 3] need targets of shape [4]"),
         "{msg}"
     );
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros(&[2, 3])
-            .cross_entropy(&Tensor::from_vec(vec![0.0, 3.0], &[2]), Reduction::Mean);
+        let _ = Tensor::zeros([2, 3])
+            .cross_entropy(&Tensor::from_vec(vec![0.0, 3.0], [2]), Reduction::Mean);
     });
     assert!(
         msg.contains("index 3 at position 1 is not a whole number in 0..3 (class count)"),
@@ -246,7 +246,7 @@ fn cross_entropy_targets_must_drop_the_class_dimension() {
 #[test]
 fn masked_fill_mask_must_broadcast_to_the_tensor() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros(&[2, 3]).masked_fill(&Tensor::zeros(&[4, 2, 3]), 0.0);
+        let _ = Tensor::zeros([2, 3]).masked_fill(&Tensor::zeros([4, 2, 3]), 0.0);
     });
     assert!(
         msg.starts_with(
@@ -258,7 +258,7 @@ fn masked_fill_mask_must_broadcast_to_the_tensor() {
 
 #[test]
 fn item_and_backward_explain_how_to_get_a_scalar() {
-    let x = Tensor::zeros(&[3]).requires_grad_();
+    let x = Tensor::zeros([3]).requires_grad_();
     let (msg, _, _) = failure(|| {
         let _ = x.item();
     });
@@ -279,7 +279,7 @@ fn item_and_backward_explain_how_to_get_a_scalar() {
 
 #[test]
 fn backward_without_anything_to_differentiate() {
-    let (msg, _, _) = failure(|| Tensor::ones(&[1]).sum().backward());
+    let (msg, _, _) = failure(|| Tensor::ones([1]).sum().backward());
     assert!(
         msg.starts_with("backward: this tensor does not require a gradient"),
         "{msg}"
@@ -289,7 +289,7 @@ fn backward_without_anything_to_differentiate() {
 #[test]
 fn from_vec_with_the_wrong_count() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::from_vec(vec![1.0; 5], &[2, 3]);
+        let _ = Tensor::from_vec(vec![1.0; 5], [2, 3]);
     });
     assert_eq!(
         msg,
@@ -299,7 +299,7 @@ fn from_vec_with_the_wrong_count() {
 
 #[test]
 fn requires_grad_on_a_computed_tensor_suggests_detach() {
-    let y = &Tensor::ones(&[2]).requires_grad_() * 2.0;
+    let y = &Tensor::ones([2]).requires_grad_() * 2.0;
     let (msg, _, _) = failure(|| {
         let _ = y.clone().requires_grad_();
     });
@@ -309,7 +309,7 @@ fn requires_grad_on_a_computed_tensor_suggests_detach() {
 #[test]
 fn mean_dim_names_itself_when_the_dimension_is_out_of_range() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros(&[2, 3]).mean_dim(5, false);
+        let _ = Tensor::zeros([2, 3]).mean_dim(5);
     });
     assert!(
         msg.starts_with("mean_dim: dimension 5 is out of range"),
@@ -320,14 +320,14 @@ fn mean_dim_names_itself_when_the_dimension_is_out_of_range() {
 #[test]
 fn unsqueeze_and_stack_name_the_valid_insert_positions() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros(&[2, 3]).unsqueeze(5);
+        let _ = Tensor::zeros([2, 3]).unsqueeze(5);
     });
     assert_eq!(
         msg,
         "unsqueeze: cannot insert a dimension at 5 in a tensor of rank 2 (valid positions are 0..=2 or -3..=-1)"
     );
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::stack(&[Tensor::zeros(&[2])], -3);
+        let _ = Tensor::stack(&[Tensor::zeros([2])], -3);
     });
     assert!(
         msg.starts_with("stack: cannot insert a dimension at -3 in a tensor of rank 1"),
@@ -338,25 +338,25 @@ fn unsqueeze_and_stack_name_the_valid_insert_positions() {
 #[test]
 fn expand_refuses_negative_sizes_instead_of_making_an_empty_tensor() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::ones(&[3]).expand([-1, 3]);
+        let _ = Tensor::ones([3]).expand([-1, 3]);
     });
     assert!(
         msg.starts_with("expand: size -1 at position 0 of [-1, 3] is invalid for shape [3]"),
         "{msg}"
     );
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::ones(&[1, 3]).expand([-2, 3]);
+        let _ = Tensor::ones([1, 3]).expand([-2, 3]);
     });
     assert!(msg.starts_with("expand: size -2 at position 0"), "{msg}");
-    assert_eq!(Tensor::ones(&[1, 3]).expand([4, -1]).shape(), &[4, 3]);
+    assert_eq!(Tensor::ones([1, 3]).expand([4, -1]).shape(), &[4, 3]);
 }
 
 #[test]
 fn errors_raised_inside_loops_and_helpers_still_point_at_the_caller() {
-    let x = Tensor::zeros(&[2, 3]);
+    let x = Tensor::zeros([2, 3]);
     let expected_line = line!() + 2;
     let (msg, file, line) = failure(|| {
-        let _ = x.sum_dims(&[0, 7], false);
+        let _ = x.sum_dims([0, 7]);
     });
     assert_eq!((file.as_str(), line), (file!(), expected_line), "{msg}");
     let expected_line = line!() + 2;
@@ -371,7 +371,7 @@ fn errors_raised_inside_loops_and_helpers_still_point_at_the_caller() {
     assert_eq!((file.as_str(), line), (file!(), expected_line), "{msg}");
     let expected_line = line!() + 2;
     let (msg, file, line) = failure(|| {
-        let _ = Tensor::rand(&[2], 1.0, 0.0);
+        let _ = Tensor::rand([2], 1.0, 0.0);
     });
     assert_eq!((file.as_str(), line), (file!(), expected_line), "{msg}");
     assert_eq!(

@@ -221,8 +221,14 @@ fn sum_gradcheck_all_and_one_dim() {
     for dim in [0, 1, 2] {
         for keepdim in [false, true] {
             check(
-                &format!("sum_dim({dim}, {keepdim})"),
-                |t| t[0].sum_dim(dim, keepdim),
+                &format!("sum_dim{}({dim})", if keepdim { "_keepdim" } else { "" }),
+                |t| {
+                    if keepdim {
+                        t[0].sum_dim_keepdim(dim)
+                    } else {
+                        t[0].sum_dim(dim)
+                    }
+                },
                 &[randn(&[2, 3, 4], 61 + dim as u64)],
             );
         }
@@ -238,8 +244,17 @@ fn sum_dims_gradcheck_over_several_dims() {
         (vec![0, 1, 2], true),
     ] {
         check(
-            &format!("sum_dims({dims:?}, {keepdim})"),
-            |t| t[0].sum_dims(&dims, keepdim),
+            &format!(
+                "sum_dims{}({dims:?})",
+                if keepdim { "_keepdim" } else { "" }
+            ),
+            |t| {
+                if keepdim {
+                    t[0].sum_dims_keepdim(&dims)
+                } else {
+                    t[0].sum_dims(&dims)
+                }
+            },
             &[randn(&[2, 3, 4], 65)],
         );
     }
@@ -250,15 +265,11 @@ fn mean_gradcheck_all_and_one_dim() {
     // ∂ mean / ∂xᵢ = 1/n for each of the n averaged elements.
     check("mean()", |t| t[0].mean(), &[randn(&[3, 4], 66)]);
     check(
-        "mean_dim(1, true)",
-        |t| t[0].mean_dim(1, true),
+        "mean_dim_keepdim(1)",
+        |t| t[0].mean_dim_keepdim(1),
         &[randn(&[2, 3, 4], 67)],
     );
-    check(
-        "mean_dim(-1, false)",
-        |t| t[0].mean_dim(-1, false),
-        &[randn(&[2, 5], 68)],
-    );
+    check("mean_dim(-1)", |t| t[0].mean_dim(-1), &[randn(&[2, 5], 68)]);
 }
 
 #[test]
@@ -269,8 +280,14 @@ fn max_gradcheck_without_ties() {
     for dim in [0, 1, 2] {
         for keepdim in [false, true] {
             check(
-                &format!("max_dim({dim}, {keepdim})"),
-                |t| t[0].max_dim(dim, keepdim),
+                &format!("max_dim{}({dim})", if keepdim { "_keepdim" } else { "" }),
+                |t| {
+                    if keepdim {
+                        t[0].max_dim_keepdim(dim)
+                    } else {
+                        t[0].max_dim(dim)
+                    }
+                },
                 &[distinct(&[2, 3, 4], 0.1, 70 + dim as u64)],
             );
         }
@@ -281,14 +298,14 @@ fn max_gradcheck_without_ties() {
 /// convention (as PyTorch's `amax`) is to share the gradient equally.
 #[test]
 fn max_shares_the_gradient_between_ties() {
-    let x = Tensor::from_vec(vec![1.0, 3.0, 3.0, 2.0, 0.0, -1.0], &[2, 3]).requires_grad_();
-    x.max_dim(1, false)
-        .backward_with(&Tensor::from_vec(vec![4.0, 10.0], &[2]));
+    let x = Tensor::from_vec(vec![1.0, 3.0, 3.0, 2.0, 0.0, -1.0], [2, 3]).requires_grad_();
+    x.max_dim(1)
+        .backward_with(&Tensor::from_vec(vec![4.0, 10.0], [2]));
     assert_eq!(
         x.grad().unwrap().to_vec(),
         vec![0.0, 2.0, 2.0, 10.0, 0.0, 0.0]
     );
-    let y = Tensor::from_vec(vec![5.0, 1.0, 5.0, 5.0], &[2, 2]).requires_grad_();
+    let y = Tensor::from_vec(vec![5.0, 1.0, 5.0, 5.0], [2, 2]).requires_grad_();
     y.max().backward_with(&Tensor::scalar(3.0));
     assert_eq!(y.grad().unwrap().to_vec(), vec![1.0, 0.0, 1.0, 1.0]);
 }
@@ -417,7 +434,7 @@ fn broadcast_to_and_expand_gradcheck() {
     // Every copy made by broadcasting sends its gradient back to the one original entry.
     check(
         "broadcast_to [3,1] -> [2,3,4]",
-        |t| t[0].broadcast_to(&[2, 3, 4]),
+        |t| t[0].broadcast_to([2, 3, 4]),
         &[randn(&[3, 1], 116)],
     );
     check(

@@ -7,7 +7,8 @@ mod nn_golden;
 use engine::gradcheck::gradcheck;
 use engine::nn::init::{self, FanMode};
 use engine::nn::{
-    Dropout, Embedding, Gru, GruCell, LayerNorm, Linear, Module, parameter, prefixed,
+    Dropout, DropoutConfig, Embedding, EmbeddingConfig, Gru, GruCell, GruConfig, LayerNorm,
+    LayerNormConfig, Linear, LinearConfig, Module, parameter, prefixed,
 };
 use engine::{Tensor, manual_seed};
 use nn_golden::{assert_close, case, to_tensor};
@@ -139,9 +140,9 @@ fn gru_over_a_sequence_matches_pytorch_gru_with_batch_first() {
 fn linear_gradient_matches_finite_differences_for_input_weight_and_bias() {
     manual_seed(1);
     let inputs = [
-        Tensor::randn(&[2, 3, 4]),
-        Tensor::randn(&[5, 4]),
-        Tensor::randn(&[5]),
+        Tensor::randn([2, 3, 4]),
+        Tensor::randn([5, 4]),
+        Tensor::randn([5]),
     ];
     let f = |t: &[Tensor]| Linear::from_weights(&t[1], Some(&t[2])).forward(&t[0]);
     gradcheck(f, &inputs).unwrap();
@@ -151,9 +152,9 @@ fn linear_gradient_matches_finite_differences_for_input_weight_and_bias() {
 fn layer_norm_gradient_matches_finite_differences_for_input_weight_and_bias() {
     manual_seed(2);
     let inputs = [
-        Tensor::normal(&[3, 5], 0.5, 2.0),
-        Tensor::normal(&[5], 1.0, 0.3),
-        Tensor::randn(&[5]),
+        Tensor::normal([3, 5], 0.5, 2.0),
+        Tensor::normal([5], 1.0, 0.3),
+        Tensor::randn([5]),
     ];
     let f = |t: &[Tensor]| LayerNorm::from_weights(&t[1], &t[2], 1e-5).forward(&t[0]);
     gradcheck(f, &inputs).unwrap();
@@ -162,9 +163,9 @@ fn layer_norm_gradient_matches_finite_differences_for_input_weight_and_bias() {
 #[test]
 fn embedding_gradient_matches_finite_differences_for_the_table() {
     manual_seed(3);
-    let ids = Tensor::from_vec(vec![0.0, 2.0, 2.0, 1.0, 0.0, 2.0], &[2, 3]);
+    let ids = Tensor::from_vec(vec![0.0, 2.0, 2.0, 1.0, 0.0, 2.0], [2, 3]);
     let f = |t: &[Tensor]| Embedding::from_weights(&t[0]).forward(&ids);
-    gradcheck(f, &[Tensor::randn(&[4, 3])]).unwrap();
+    gradcheck(f, &[Tensor::randn([4, 3])]).unwrap();
 }
 
 #[test]
@@ -172,12 +173,12 @@ fn gru_cell_gradient_matches_finite_differences_for_input_hidden_and_parameters(
     manual_seed(4);
     let (i, h) = (3, 4);
     let inputs = [
-        Tensor::randn(&[2, i]),
-        Tensor::randn(&[2, h]),
-        Tensor::normal(&[3 * h, i], 0.0, 0.5),
-        Tensor::normal(&[3 * h, h], 0.0, 0.5),
-        Tensor::normal(&[3 * h], 0.0, 0.5),
-        Tensor::normal(&[3 * h], 0.0, 0.5),
+        Tensor::randn([2, i]),
+        Tensor::randn([2, h]),
+        Tensor::normal([3 * h, i], 0.0, 0.5),
+        Tensor::normal([3 * h, h], 0.0, 0.5),
+        Tensor::normal([3 * h], 0.0, 0.5),
+        Tensor::normal([3 * h], 0.0, 0.5),
     ];
     let f = |t: &[Tensor]| GruCell::from_weights(&t[2], &t[3], &t[4], &t[5]).forward(&t[0], &t[1]);
     gradcheck(f, &inputs).unwrap();
@@ -188,12 +189,12 @@ fn gru_sequence_gradient_matches_finite_differences() {
     manual_seed(5);
     let (i, h) = (2, 3);
     let inputs = [
-        Tensor::randn(&[2, 3, i]),
-        Tensor::randn(&[2, h]),
-        Tensor::normal(&[3 * h, i], 0.0, 0.5),
-        Tensor::normal(&[3 * h, h], 0.0, 0.5),
-        Tensor::normal(&[3 * h], 0.0, 0.5),
-        Tensor::normal(&[3 * h], 0.0, 0.5),
+        Tensor::randn([2, 3, i]),
+        Tensor::randn([2, h]),
+        Tensor::normal([3 * h, i], 0.0, 0.5),
+        Tensor::normal([3 * h, h], 0.0, 0.5),
+        Tensor::normal([3 * h], 0.0, 0.5),
+        Tensor::normal([3 * h], 0.0, 0.5),
     ];
     let f = |t: &[Tensor]| {
         let gru = Gru::from_cell(GruCell::from_weights(&t[2], &t[3], &t[4], &t[5]));
@@ -208,18 +209,22 @@ fn gru_sequence_gradient_matches_finite_differences() {
 
 #[test]
 fn linear_computes_x_times_weight_transposed_plus_bias() {
-    let w = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
-    let b = Tensor::from_vec(vec![0.5, -1.0], &[2]);
+    let w = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [2, 3]);
+    let b = Tensor::from_vec(vec![0.5, -1.0], [2]);
     let layer = Linear::from_weights(&w, Some(&b));
-    let y = layer.forward(&Tensor::from_vec(vec![1.0, 0.0, -1.0], &[1, 3]));
+    let y = layer.forward(&Tensor::from_vec(vec![1.0, 0.0, -1.0], [1, 3]));
     assert_eq!(y.to_vec(), vec![1.0 - 3.0 + 0.5, 4.0 - 6.0 - 1.0]);
 }
 
 #[test]
 fn linear_accepts_a_single_vector_and_gives_the_same_values_as_a_batch_of_one() {
     manual_seed(6);
-    let layer = Linear::new(3, 2, true);
-    let x = Tensor::randn(&[3]);
+    let layer = Linear::new(LinearConfig {
+        in_features: 3,
+        out_features: 2,
+        ..Default::default()
+    });
+    let x = Tensor::randn([3]);
     let single = layer.forward(&x);
     assert_eq!(single.shape(), &[2]);
     assert_eq!(single.to_vec(), layer.forward(&x.unsqueeze(0)).to_vec());
@@ -228,8 +233,11 @@ fn linear_accepts_a_single_vector_and_gives_the_same_values_as_a_batch_of_one() 
 #[test]
 fn layer_norm_output_has_zero_mean_and_unit_biased_variance_per_row() {
     manual_seed(7);
-    let norm = LayerNorm::new(8);
-    let y = norm.forward(&Tensor::normal(&[3, 8], 4.0, 3.0)).to_vec();
+    let norm = LayerNorm::new(LayerNormConfig {
+        dim: 8,
+        ..Default::default()
+    });
+    let y = norm.forward(&Tensor::normal([3, 8], 4.0, 3.0)).to_vec();
     for row in y.chunks(8) {
         let mean = row.iter().sum::<f32>() / 8.0;
         let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f32>() / 8.0;
@@ -242,8 +250,11 @@ fn layer_norm_output_has_zero_mean_and_unit_biased_variance_per_row() {
 #[test]
 fn embedding_keeps_the_shape_of_the_ids_and_appends_dim() {
     manual_seed(8);
-    let emb = Embedding::new(7, 5);
-    let ids = Tensor::from_vec(vec![6.0, 0.0, 3.0, 3.0, 1.0, 2.0], &[3, 1, 2]);
+    let emb = Embedding::new(EmbeddingConfig {
+        num_embeddings: 7,
+        embedding_dim: 5,
+    });
+    let ids = Tensor::from_vec(vec![6.0, 0.0, 3.0, 3.0, 1.0, 2.0], [3, 1, 2]);
     let y = emb.forward(&ids);
     assert_eq!(y.shape(), &[3, 1, 2, 5]);
     let table = emb.weight().to_vec();
@@ -257,23 +268,26 @@ fn gru_cell_keeps_the_hidden_state_when_the_update_gate_saturates() {
     let mut b_ih = vec![0.0; 3 * h];
     b_ih[h..2 * h].fill(100.0);
     let cell = GruCell::from_weights(
-        &Tensor::ones(&[3 * h, i]),
-        &Tensor::ones(&[3 * h, h]),
-        &Tensor::from_vec(b_ih, &[3 * h]),
-        &Tensor::zeros(&[3 * h]),
+        &Tensor::ones([3 * h, i]),
+        &Tensor::ones([3 * h, h]),
+        &Tensor::from_vec(b_ih, [3 * h]),
+        &Tensor::zeros([3 * h]),
     );
-    let state = Tensor::from_vec(vec![0.1, -0.2, 0.3, 0.4, 0.5, -0.6], &[2, h]);
-    let next = cell.forward(&Tensor::ones(&[2, i]), &state);
+    let state = Tensor::from_vec(vec![0.1, -0.2, 0.3, 0.4, 0.5, -0.6], [2, h]);
+    let next = cell.forward(&Tensor::ones([2, i]), &state);
     assert_eq!(next.to_vec(), state.to_vec());
 }
 
 #[test]
 fn gru_outputs_are_the_cell_applied_step_by_step_from_a_zero_state() {
     manual_seed(9);
-    let gru = Gru::new(3, 4);
-    let x = Tensor::randn(&[2, 3, 3]);
+    let gru = Gru::new(GruConfig {
+        input_size: 3,
+        hidden_size: 4,
+    });
+    let x = Tensor::randn([2, 3, 3]);
     let (outputs, last) = gru.forward(&x, None);
-    let mut h = Tensor::zeros(&[2, 4]);
+    let mut h = Tensor::zeros([2, 4]);
     for t in 0..3 {
         h = gru.cell().forward(&x.narrow(1, t, 1).squeeze(1), &h);
         let step = outputs.narrow(1, t, 1).squeeze(1).to_vec();
@@ -293,7 +307,9 @@ fn dropout_zeroes_about_p_of_the_elements_and_scales_survivors_by_one_over_keep(
     manual_seed(10);
     let n = 100_000;
     let p = 0.3;
-    let y = Dropout::new(p).forward(&Tensor::ones(&[n])).to_vec();
+    let y = Dropout::new(DropoutConfig { p })
+        .forward(&Tensor::ones([n]))
+        .to_vec();
     let zeros = y.iter().filter(|&&v| v == 0.0).count() as f32 / n as f32;
     // The standard deviation of the fraction is √(p(1−p)/n) ≈ 0.0014: 0.01 is 7σ.
     assert!((zeros - p).abs() < 0.01, "fraction dropped {zeros}");
@@ -304,8 +320,8 @@ fn dropout_zeroes_about_p_of_the_elements_and_scales_survivors_by_one_over_keep(
 #[test]
 fn dropout_gradient_is_the_same_mask_and_scale_as_the_forward_pass() {
     manual_seed(11);
-    let x = Tensor::ones(&[1000]).requires_grad_();
-    let y = Dropout::new(0.5).forward(&x);
+    let x = Tensor::ones([1000]).requires_grad_();
+    let y = Dropout::new(DropoutConfig { p: 0.5 }).forward(&x);
     y.sum().backward();
     assert_eq!(grad_of(&x).to_vec(), y.to_vec());
 }
@@ -313,9 +329,9 @@ fn dropout_gradient_is_the_same_mask_and_scale_as_the_forward_pass() {
 #[test]
 fn dropout_starts_in_training_mode_and_eval_makes_it_the_identity() {
     manual_seed(12);
-    let mut drop = Dropout::new(0.9);
+    let mut drop = Dropout::new(DropoutConfig { p: 0.9 });
     assert!(drop.is_training());
-    let x = Tensor::ones(&[200]);
+    let x = Tensor::ones([200]);
     assert_ne!(drop.forward(&x).to_vec(), x.to_vec());
     drop.eval();
     assert!(!drop.is_training());
@@ -332,7 +348,7 @@ struct Block {
 }
 
 impl Module for Block {
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+    fn list_parameters(&self) -> Vec<(String, Tensor)> {
         prefixed("proj", &self.proj)
     }
 
@@ -344,8 +360,12 @@ impl Module for Block {
 #[test]
 fn eval_on_a_container_reaches_its_dropout_child() {
     let mut block = Block {
-        proj: Linear::new(2, 2, true),
-        drop: Dropout::new(0.5),
+        proj: Linear::new(LinearConfig {
+            in_features: 2,
+            out_features: 2,
+            ..Default::default()
+        }),
+        drop: Dropout::new(DropoutConfig { p: 0.5 }),
     };
     block.eval();
     assert!(!block.drop.is_training());
@@ -369,17 +389,49 @@ fn names(m: &dyn Module) -> Vec<String> {
 
 #[test]
 fn named_parameters_use_pytorch_names() {
-    assert_eq!(names(&Linear::new(3, 2, true)), ["weight", "bias"]);
-    assert_eq!(names(&Linear::new(3, 2, false)), ["weight"]);
-    assert_eq!(names(&Embedding::new(5, 2)), ["weight"]);
-    assert_eq!(names(&LayerNorm::new(4)), ["weight", "bias"]);
-    assert!(names(&Dropout::new(0.1)).is_empty());
     assert_eq!(
-        names(&GruCell::new(3, 4)),
+        names(&Linear::new(LinearConfig {
+            in_features: 3,
+            out_features: 2,
+            ..Default::default()
+        })),
+        ["weight", "bias"]
+    );
+    assert_eq!(
+        names(&Linear::new(LinearConfig {
+            in_features: 3,
+            out_features: 2,
+            bias: false
+        })),
+        ["weight"]
+    );
+    assert_eq!(
+        names(&Embedding::new(EmbeddingConfig {
+            num_embeddings: 5,
+            embedding_dim: 2
+        })),
+        ["weight"]
+    );
+    assert_eq!(
+        names(&LayerNorm::new(LayerNormConfig {
+            dim: 4,
+            ..Default::default()
+        })),
+        ["weight", "bias"]
+    );
+    assert!(names(&Dropout::new(DropoutConfig { p: 0.1 })).is_empty());
+    assert_eq!(
+        names(&GruCell::new(GruConfig {
+            input_size: 3,
+            hidden_size: 4
+        })),
         ["weight_ih", "weight_hh", "bias_ih", "bias_hh"]
     );
     assert_eq!(
-        names(&Gru::new(3, 4)),
+        names(&Gru::new(GruConfig {
+            input_size: 3,
+            hidden_size: 4
+        })),
         [
             "cell.weight_ih",
             "cell.weight_hh",
@@ -394,10 +446,26 @@ fn parameter_shapes_follow_pytorch_layouts() {
     let shapes = |m: &dyn Module| -> Vec<Vec<usize>> {
         m.parameters().iter().map(|p| p.shape().to_vec()).collect()
     };
-    assert_eq!(shapes(&Linear::new(3, 2, true)), [vec![2, 3], vec![2]]);
-    assert_eq!(shapes(&Embedding::new(5, 2)), [vec![5, 2]]);
     assert_eq!(
-        shapes(&GruCell::new(3, 4)),
+        shapes(&Linear::new(LinearConfig {
+            in_features: 3,
+            out_features: 2,
+            ..Default::default()
+        })),
+        [vec![2, 3], vec![2]]
+    );
+    assert_eq!(
+        shapes(&Embedding::new(EmbeddingConfig {
+            num_embeddings: 5,
+            embedding_dim: 2
+        })),
+        [vec![5, 2]]
+    );
+    assert_eq!(
+        shapes(&GruCell::new(GruConfig {
+            input_size: 3,
+            hidden_size: 4
+        })),
         [vec![12, 3], vec![12, 4], vec![12], vec![12]]
     );
 }
@@ -405,22 +473,79 @@ fn parameter_shapes_follow_pytorch_layouts() {
 #[test]
 fn num_parameters_counts_every_element_like_pytorch() {
     // The counts PyTorch reports with sum(p.numel() for p in m.parameters()).
-    assert_eq!(Linear::new(4, 3, true).num_parameters(), 15);
-    assert_eq!(Linear::new(4, 3, false).num_parameters(), 12);
-    assert_eq!(Embedding::new(10, 4).num_parameters(), 40);
-    assert_eq!(LayerNorm::new(6).num_parameters(), 12);
-    assert_eq!(Dropout::new(0.5).num_parameters(), 0);
-    assert_eq!(GruCell::new(3, 4).num_parameters(), 108);
-    assert_eq!(Gru::new(3, 4).num_parameters(), 108);
+    assert_eq!(
+        Linear::new(LinearConfig {
+            in_features: 4,
+            out_features: 3,
+            ..Default::default()
+        })
+        .num_parameters(),
+        15
+    );
+    assert_eq!(
+        Linear::new(LinearConfig {
+            in_features: 4,
+            out_features: 3,
+            bias: false
+        })
+        .num_parameters(),
+        12
+    );
+    assert_eq!(
+        Embedding::new(EmbeddingConfig {
+            num_embeddings: 10,
+            embedding_dim: 4
+        })
+        .num_parameters(),
+        40
+    );
+    assert_eq!(
+        LayerNorm::new(LayerNormConfig {
+            dim: 6,
+            ..Default::default()
+        })
+        .num_parameters(),
+        12
+    );
+    assert_eq!(Dropout::new(DropoutConfig { p: 0.5 }).num_parameters(), 0);
+    assert_eq!(
+        GruCell::new(GruConfig {
+            input_size: 3,
+            hidden_size: 4
+        })
+        .num_parameters(),
+        108
+    );
+    assert_eq!(
+        Gru::new(GruConfig {
+            input_size: 3,
+            hidden_size: 4
+        })
+        .num_parameters(),
+        108
+    );
 }
 
 #[test]
 fn every_parameter_is_a_leaf_that_requires_a_gradient() {
     let layers: Vec<Box<dyn Module>> = vec![
-        Box::new(Linear::new(3, 2, true)),
-        Box::new(Embedding::new(5, 2)),
-        Box::new(LayerNorm::new(4)),
-        Box::new(Gru::new(2, 3)),
+        Box::new(Linear::new(LinearConfig {
+            in_features: 3,
+            out_features: 2,
+            ..Default::default()
+        })),
+        Box::new(Embedding::new(EmbeddingConfig {
+            num_embeddings: 5,
+            embedding_dim: 2,
+        })),
+        Box::new(LayerNorm::new(LayerNormConfig {
+            dim: 4,
+            ..Default::default()
+        })),
+        Box::new(Gru::new(GruConfig {
+            input_size: 2,
+            hidden_size: 3,
+        })),
     ];
     for layer in &layers {
         for (name, p) in layer.named_parameters() {
@@ -431,24 +556,28 @@ fn every_parameter_is_a_leaf_that_requires_a_gradient() {
 
 #[test]
 fn parameters_share_values_with_the_layer() {
-    let layer = Linear::new(2, 1, false);
-    layer.parameters()[0].assign(&Tensor::from_vec(vec![2.0, 3.0], &[1, 2]));
-    let y = layer.forward(&Tensor::from_vec(vec![1.0, 1.0], &[1, 2]));
+    let layer = Linear::new(LinearConfig {
+        in_features: 2,
+        out_features: 1,
+        bias: false,
+    });
+    layer.parameters()[0].assign(&Tensor::from_vec(vec![2.0, 3.0], [1, 2]));
+    let y = layer.forward(&Tensor::from_vec(vec![1.0, 1.0], [1, 2]));
     assert_eq!(y.to_vec(), vec![5.0]);
 }
 
 #[test]
 fn from_weights_keeps_the_callers_parameter_handle() {
-    let w = Tensor::ones(&[2, 3]).requires_grad_();
+    let w = Tensor::ones([2, 3]).requires_grad_();
     let layer = Linear::from_weights(&w, None);
     assert!(layer.weight().same(&w));
-    layer.forward(&Tensor::ones(&[1, 3])).sum().backward();
+    layer.forward(&Tensor::ones([1, 3])).sum().backward();
     assert_eq!(grad_of(&w).to_vec(), vec![1.0; 6]);
 }
 
 #[test]
 fn parameter_detaches_a_computed_tensor_into_a_new_leaf() {
-    let w = Tensor::ones(&[2]).requires_grad_();
+    let w = Tensor::ones([2]).requires_grad_();
     let doubled = &w * 2.0;
     let p = parameter(&doubled);
     assert!(p.is_leaf() && p.requires_grad());
@@ -458,11 +587,15 @@ fn parameter_detaches_a_computed_tensor_into_a_new_leaf() {
 
 #[test]
 fn module_zero_grad_clears_every_parameter_gradient() {
-    let layer = Linear::new(2, 2, true);
-    layer.forward(&Tensor::ones(&[1, 2])).sum().backward();
-    assert!(layer.parameters().iter().all(|p| p.grad().is_some()));
+    let layer = Linear::new(LinearConfig {
+        in_features: 2,
+        out_features: 2,
+        ..Default::default()
+    });
+    layer.forward(&Tensor::ones([1, 2])).sum().backward();
+    assert!(layer.parameters().iter().all(|p| p.grad().is_ok()));
     layer.zero_grad();
-    assert!(layer.parameters().iter().all(|p| p.grad().is_none()));
+    assert!(layer.parameters().iter().all(|p| p.grad().is_err()));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -524,7 +657,7 @@ fn fans_follow_pytorch_for_linear_and_convolution_weights() {
 #[test]
 fn uniform_draws_inside_its_range_with_the_uniform_std() {
     manual_seed(20);
-    let t = init::uniform(&[200_000], 1.0, 3.0);
+    let t = init::uniform([200_000], 1.0, 3.0);
     let (mean, std, _) = stats(&t);
     assert!(t.to_vec().iter().all(|&x| (1.0..3.0).contains(&x)));
     assert!((mean - 2.0).abs() < 0.01, "mean {mean}");
@@ -534,7 +667,7 @@ fn uniform_draws_inside_its_range_with_the_uniform_std() {
 #[test]
 fn normal_has_the_requested_mean_and_std() {
     manual_seed(21);
-    let t = init::normal(&[200_000], 3.0, 0.5);
+    let t = init::normal([200_000], 3.0, 0.5);
     let (mean, std, _) = stats(&t);
     assert!((mean - 3.0).abs() < 0.01, "mean {mean}");
     assert!((std / 0.5 - 1.0).abs() < 0.01, "std {std}");
@@ -543,14 +676,14 @@ fn normal_has_the_requested_mean_and_std() {
 #[test]
 fn xavier_uniform_bound_is_gain_times_sqrt_6_over_fan_sum() {
     manual_seed(22);
-    let t = init::xavier_uniform(&[400, 600], 2.0);
+    let t = init::xavier_uniform([400, 600], 2.0);
     assert_symmetric_uniform(&t, 2.0 * (6.0f64 / 1000.0).sqrt());
 }
 
 #[test]
 fn xavier_normal_std_is_gain_times_sqrt_2_over_fan_sum() {
     manual_seed(23);
-    let t = init::xavier_normal(&[400, 600], 0.5);
+    let t = init::xavier_normal([400, 600], 0.5);
     assert_centred_normal(&t, 0.5 * (2.0f64 / 1000.0).sqrt());
 }
 
@@ -558,26 +691,30 @@ fn xavier_normal_std_is_gain_times_sqrt_2_over_fan_sum() {
 fn kaiming_uniform_bound_uses_the_chosen_fan_and_leaky_relu_gain() {
     manual_seed(24);
     // ReLU (a = 0), fan_in = 500: bound √3 · √2 / √500.
-    let t = init::kaiming_uniform(&[400, 500], 0.0, FanMode::FanIn);
+    let t = init::kaiming_uniform([400, 500], 0.0, FanMode::FanIn);
     assert_symmetric_uniform(&t, 6f64.sqrt() / 500f64.sqrt());
     // a = 1, fan_out = 400: gain 1, bound √3 / √400.
-    let t = init::kaiming_uniform(&[400, 500], 1.0, FanMode::FanOut);
+    let t = init::kaiming_uniform([400, 500], 1.0, FanMode::FanOut);
     assert_symmetric_uniform(&t, 3f64.sqrt() / 20.0);
 }
 
 #[test]
 fn kaiming_normal_std_is_gain_over_sqrt_fan() {
     manual_seed(25);
-    let t = init::kaiming_normal(&[400, 500], 0.0, FanMode::FanIn);
+    let t = init::kaiming_normal([400, 500], 0.0, FanMode::FanIn);
     assert_centred_normal(&t, (2.0f64 / 500.0).sqrt());
-    let t = init::kaiming_normal(&[400, 500], 0.0, FanMode::FanOut);
+    let t = init::kaiming_normal([400, 500], 0.0, FanMode::FanOut);
     assert_centred_normal(&t, (2.0f64 / 400.0).sqrt());
 }
 
 #[test]
 fn linear_default_init_is_uniform_within_one_over_sqrt_fan_in() {
     manual_seed(26);
-    let layer = Linear::new(400, 500, true);
+    let layer = Linear::new(LinearConfig {
+        in_features: 400,
+        out_features: 500,
+        ..Default::default()
+    });
     assert_symmetric_uniform(layer.weight(), 1.0 / 20.0);
     let bias = layer.bias().unwrap().to_vec();
     assert!(bias.iter().all(|b| b.abs() <= 1.0 / 20.0));
@@ -590,12 +727,22 @@ fn linear_default_init_is_uniform_within_one_over_sqrt_fan_in() {
 #[test]
 fn embedding_default_init_is_standard_normal() {
     manual_seed(27);
-    assert_centred_normal(Embedding::new(1000, 200).weight(), 1.0);
+    assert_centred_normal(
+        Embedding::new(EmbeddingConfig {
+            num_embeddings: 1000,
+            embedding_dim: 200,
+        })
+        .weight(),
+        1.0,
+    );
 }
 
 #[test]
 fn layer_norm_starts_as_a_pure_normalisation() {
-    let norm = LayerNorm::new(3);
+    let norm = LayerNorm::new(LayerNormConfig {
+        dim: 3,
+        ..Default::default()
+    });
     assert_eq!(norm.weight().to_vec(), vec![1.0; 3]);
     assert_eq!(norm.bias().to_vec(), vec![0.0; 3]);
     assert_eq!(norm.eps(), 1e-5);
@@ -604,7 +751,10 @@ fn layer_norm_starts_as_a_pure_normalisation() {
 #[test]
 fn gru_cell_default_init_is_uniform_within_one_over_sqrt_hidden() {
     manual_seed(28);
-    let cell = GruCell::new(300, 400);
+    let cell = GruCell::new(GruConfig {
+        input_size: 300,
+        hidden_size: 400,
+    });
     assert_symmetric_uniform(cell.weight_ih(), 1.0 / 20.0);
     assert_symmetric_uniform(cell.weight_hh(), 1.0 / 20.0);
     for b in [cell.bias_ih(), cell.bias_hh()] {
@@ -615,12 +765,24 @@ fn gru_cell_default_init_is_uniform_within_one_over_sqrt_hidden() {
 #[test]
 fn the_same_seed_gives_the_same_layer() {
     manual_seed(29);
-    let a = Linear::new(5, 4, true);
+    let a = Linear::new(LinearConfig {
+        in_features: 5,
+        out_features: 4,
+        ..Default::default()
+    });
     manual_seed(29);
-    let b = Linear::new(5, 4, true);
+    let b = Linear::new(LinearConfig {
+        in_features: 5,
+        out_features: 4,
+        ..Default::default()
+    });
     assert_eq!(a.weight().to_vec(), b.weight().to_vec());
     assert_eq!(a.bias().unwrap().to_vec(), b.bias().unwrap().to_vec());
-    let c = Linear::new(5, 4, true);
+    let c = Linear::new(LinearConfig {
+        in_features: 5,
+        out_features: 4,
+        ..Default::default()
+    });
     assert_ne!(a.weight().to_vec(), c.weight().to_vec());
 }
 
@@ -633,7 +795,12 @@ fn the_same_seed_gives_the_same_layer() {
     expected = "Linear::forward: the input's last dimension must be in_features = 4, found input shape [2, 3] (weight shape [5, 4])"
 )]
 fn linear_forward_rejects_the_wrong_number_of_features() {
-    Linear::new(4, 5, true).forward(&Tensor::ones(&[2, 3]));
+    Linear::new(LinearConfig {
+        in_features: 4,
+        out_features: 5,
+        ..Default::default()
+    })
+    .forward(&Tensor::ones([2, 3]));
 }
 
 #[test]
@@ -641,7 +808,7 @@ fn linear_forward_rejects_the_wrong_number_of_features() {
     expected = "Linear::from_weights: the bias must have shape [2] (out_features) to match the weight [2, 3], found [3]"
 )]
 fn linear_from_weights_rejects_a_bias_of_the_wrong_size() {
-    Linear::from_weights(&Tensor::ones(&[2, 3]), Some(&Tensor::ones(&[3])));
+    Linear::from_weights(&Tensor::ones([2, 3]), Some(&Tensor::ones([3])));
 }
 
 #[test]
@@ -649,15 +816,19 @@ fn linear_from_weights_rejects_a_bias_of_the_wrong_size() {
     expected = "Linear::from_weights: the weight ([out_features, in_features]) must have 2 dimensions, found shape [6] (rank 1)"
 )]
 fn linear_from_weights_rejects_a_one_dimensional_weight() {
-    Linear::from_weights(&Tensor::ones(&[6]), None);
+    Linear::from_weights(&Tensor::ones([6]), None);
 }
 
 #[test]
 #[should_panic(
-    expected = "Linear::new: in_features and out_features must be at least 1, found 0 and 3"
+    expected = "Linear::new: in_features must be at least 1, found 0 (sizes have no default: set it in the config)"
 )]
 fn linear_new_rejects_zero_features() {
-    Linear::new(0, 3, true);
+    Linear::new(LinearConfig {
+        in_features: 0,
+        out_features: 3,
+        ..Default::default()
+    });
 }
 
 #[test]
@@ -665,13 +836,21 @@ fn linear_new_rejects_zero_features() {
     expected = "embedding: index 5 at position 2 is not a whole number in 0..5 (the vocabulary size)"
 )]
 fn embedding_forward_rejects_an_id_past_the_vocabulary() {
-    Embedding::new(5, 2).forward(&Tensor::from_vec(vec![0.0, 4.0, 5.0, 1.0], &[4]));
+    Embedding::new(EmbeddingConfig {
+        num_embeddings: 5,
+        embedding_dim: 2,
+    })
+    .forward(&Tensor::from_vec(vec![0.0, 4.0, 5.0, 1.0], [4]));
 }
 
 #[test]
 #[should_panic(expected = "embedding: index 1.5 at position 0")]
 fn embedding_forward_rejects_a_fractional_id() {
-    Embedding::new(5, 2).forward(&Tensor::from_vec(vec![1.5], &[1]));
+    Embedding::new(EmbeddingConfig {
+        num_embeddings: 5,
+        embedding_dim: 2,
+    })
+    .forward(&Tensor::from_vec(vec![1.5], [1]));
 }
 
 #[test]
@@ -679,7 +858,11 @@ fn embedding_forward_rejects_a_fractional_id() {
     expected = "LayerNorm::forward: the input's last dimension must be 4 (the normalised size), found input shape [4, 3]"
 )]
 fn layer_norm_forward_rejects_the_wrong_last_dimension() {
-    LayerNorm::new(4).forward(&Tensor::ones(&[4, 3]));
+    LayerNorm::new(LayerNormConfig {
+        dim: 4,
+        ..Default::default()
+    })
+    .forward(&Tensor::ones([4, 3]));
 }
 
 #[test]
@@ -687,7 +870,7 @@ fn layer_norm_forward_rejects_the_wrong_last_dimension() {
     expected = "LayerNorm::from_weights: the bias must have the weight's shape [4], found [3]"
 )]
 fn layer_norm_from_weights_rejects_mismatched_bias() {
-    LayerNorm::from_weights(&Tensor::ones(&[4]), &Tensor::zeros(&[3]), 1e-5);
+    LayerNorm::from_weights(&Tensor::ones([4]), &Tensor::zeros([3]), 1e-5);
 }
 
 #[test]
@@ -695,7 +878,11 @@ fn layer_norm_from_weights_rejects_mismatched_bias() {
     expected = "GruCell::forward: the input must have shape [batch, 3] (input_size 3), found [2, 4]"
 )]
 fn gru_cell_forward_rejects_the_wrong_input_size() {
-    GruCell::new(3, 4).forward(&Tensor::ones(&[2, 4]), &Tensor::zeros(&[2, 4]));
+    GruCell::new(GruConfig {
+        input_size: 3,
+        hidden_size: 4,
+    })
+    .forward(&Tensor::ones([2, 4]), &Tensor::zeros([2, 4]));
 }
 
 #[test]
@@ -703,7 +890,11 @@ fn gru_cell_forward_rejects_the_wrong_input_size() {
     expected = "GruCell::forward: the hidden state must have shape [2, 4] (batch 2 from the input [2, 3], hidden_size 4), found [1, 4]"
 )]
 fn gru_cell_forward_rejects_a_hidden_state_of_another_batch_size() {
-    GruCell::new(3, 4).forward(&Tensor::ones(&[2, 3]), &Tensor::zeros(&[1, 4]));
+    GruCell::new(GruConfig {
+        input_size: 3,
+        hidden_size: 4,
+    })
+    .forward(&Tensor::ones([2, 3]), &Tensor::zeros([1, 4]));
 }
 
 #[test]
@@ -712,10 +903,10 @@ fn gru_cell_forward_rejects_a_hidden_state_of_another_batch_size() {
 )]
 fn gru_cell_from_weights_rejects_rows_that_are_not_three_gates() {
     GruCell::from_weights(
-        &Tensor::ones(&[4, 3]),
-        &Tensor::ones(&[4, 4]),
-        &Tensor::ones(&[4]),
-        &Tensor::ones(&[4]),
+        &Tensor::ones([4, 3]),
+        &Tensor::ones([4, 4]),
+        &Tensor::ones([4]),
+        &Tensor::ones([4]),
     );
 }
 
@@ -725,10 +916,10 @@ fn gru_cell_from_weights_rejects_rows_that_are_not_three_gates() {
 )]
 fn gru_cell_from_weights_rejects_a_bias_of_the_wrong_size() {
     GruCell::from_weights(
-        &Tensor::ones(&[6, 3]),
-        &Tensor::ones(&[6, 2]),
-        &Tensor::ones(&[6]),
-        &Tensor::ones(&[2]),
+        &Tensor::ones([6, 3]),
+        &Tensor::ones([6, 2]),
+        &Tensor::ones([6]),
+        &Tensor::ones([2]),
     );
 }
 
@@ -737,7 +928,11 @@ fn gru_cell_from_weights_rejects_a_bias_of_the_wrong_size() {
     expected = "Gru::forward: the input must have shape [batch, time, 3] (batch first, input_size 3, at least one step), found [2, 3]"
 )]
 fn gru_forward_rejects_input_without_a_time_dimension() {
-    Gru::new(3, 4).forward(&Tensor::ones(&[2, 3]), None);
+    Gru::new(GruConfig {
+        input_size: 3,
+        hidden_size: 4,
+    })
+    .forward(&Tensor::ones([2, 3]), None);
 }
 
 #[test]
@@ -745,13 +940,17 @@ fn gru_forward_rejects_input_without_a_time_dimension() {
     expected = "Gru::forward: the initial hidden state must have shape [2, 4] (batch, hidden_size), found [2, 1, 4]"
 )]
 fn gru_forward_rejects_an_initial_state_with_a_layer_dimension() {
-    Gru::new(3, 4).forward(&Tensor::ones(&[2, 5, 3]), Some(&Tensor::zeros(&[2, 1, 4])));
+    Gru::new(GruConfig {
+        input_size: 3,
+        hidden_size: 4,
+    })
+    .forward(&Tensor::ones([2, 5, 3]), Some(&Tensor::zeros([2, 1, 4])));
 }
 
 #[test]
 #[should_panic(expected = "Dropout::new: the probability p must be in [0, 1], found 1.5")]
 fn dropout_new_rejects_a_probability_above_one() {
-    Dropout::new(1.5);
+    Dropout::new(DropoutConfig { p: 1.5 });
 }
 
 #[test]
@@ -759,5 +958,5 @@ fn dropout_new_rejects_a_probability_above_one() {
     expected = "nn::init::fans: fans need a weight with at least 2 dimensions ([out, in, ...]), found shape [5]"
 )]
 fn kaiming_init_rejects_a_one_dimensional_shape() {
-    init::kaiming_uniform(&[5], 0.0, FanMode::FanIn);
+    init::kaiming_uniform([5], 0.0, FanMode::FanIn);
 }

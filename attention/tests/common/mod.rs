@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 use attention::{Fill, Mask};
 use engine::Tensor;
-use engine::nn::{Linear, Module};
+use engine::nn::{Module, StateDict};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -106,18 +106,47 @@ pub fn inputs(case: &Value) -> BTreeMap<String, Tensor> {
         .collect()
 }
 
-/// The mask a case describes.
+/// The mask a case describes, for attention scores of shape `scores` as the module
+/// documents them (`[B, Q, K]`; `[B, 1, K]` for the one-query modules).
+///
+/// How the script's kinds map onto the constructors, following what
+/// `tests/golden/attention.py` computed (`keep_of`, `mask_spec`):
+/// - `none` → [`Mask::none`];
+/// - `valid_lens` → [`Mask::valid_lens`] (`[B]` or `[B, Q]`, as the script's d2l code);
+/// - `keep` with the rank of the scores (`[B, Q, K]`, `[B, 1, K]`) → [`Mask::keep`]: the
+///   script broadcast it against the scores as it is;
+/// - `keep` of `[B, K]` for a one-query module (scores `[B, 1, K]`) → [`Mask::key_padding`]:
+///   the script applied it with `masked_fill` to that module's `[B, K]` scores, one row per
+///   example;
+/// - `causal` with `offset` → [`Mask::causal_with_offset`]: the script let query `q` see
+///   keys `k <= q + offset`.
+///
+/// Any other shape or kind panics, so a new case cannot be read in a way nobody checked.
 #[track_caller]
-pub fn mask_of(case: &Value) -> Mask {
+pub fn mask_of(case: &Value, scores: &[usize]) -> Mask {
     let m = &case["mask"];
+    let label = case["name"].as_str().unwrap_or("?");
     match m["kind"].as_str() {
-        Some("none") => Mask::None,
-        Some("valid_lens") => Mask::ValidLens(tensor(&m["lens"])),
-        Some("keep") => Mask::Keep(tensor(&m["keep"])),
-        Some("causal") => Mask::Causal {
-            offset: m["offset"].as_u64().expect("a causal mask has an offset") as usize,
-        },
-        other => panic!("case {:?}: unknown mask kind {other:?}", case["name"]),
+        Some("none") => Mask::none(),
+        Some("valid_lens") => Mask::valid_lens(&tensor(&m["lens"])),
+        Some("keep") => {
+            let keep = tensor(&m["keep"]);
+            let rank = scores.len();
+            if keep.rank() == rank {
+                Mask::keep(&keep)
+            } else if rank == 3 && scores[1] == 1 && keep.shape() == [scores[0], scores[2]] {
+                Mask::key_padding(&keep)
+            } else {
+                panic!(
+                    "case {label:?}: a keep mask of shape {:?} for scores {scores:?} has no mapping",
+                    keep.shape()
+                )
+            }
+        }
+        Some("causal") => Mask::causal_with_offset(
+            m["offset"].as_u64().expect("a causal mask has an offset") as usize,
+        ),
+        other => panic!("case {label:?}: unknown mask kind {other:?}"),
     }
 }
 
@@ -137,13 +166,17 @@ pub fn fill_of(case: &Value) -> Option<Fill> {
     }
 }
 
-/// `Linear` from `params["{prefix}.weight"]` and, if stored, `params["{prefix}.bias"]`.
+/// Every parameter a case stores, under its PyTorch name, as fresh tensors (the module
+/// built from them with `from_state_dict` owns them as its parameters).
 #[track_caller]
-pub fn linear(case: &Value, prefix: &str) -> Linear {
-    let params = &case["params"];
-    let weight = tensor(&params[format!("{prefix}.weight")]);
-    let bias = params.get(format!("{prefix}.bias")).map(tensor);
-    Linear::from_weights(&weight, bias.as_ref())
+pub fn state(case: &Value) -> StateDict {
+    keys(case, "params")
+        .into_iter()
+        .map(|n| {
+            let t = field(case, "params", &n);
+            (n, t)
+        })
+        .collect()
 }
 
 /// The scalar whose gradients the case stores: `sum(output * upstream.output)` plus
@@ -234,8 +267,8 @@ impl Report {
                 continue;
             };
             match t.grad() {
-                Some(g) => self.check(&format!("{label}: grad of {n}"), &g, expected),
-                None => self.fail(format!("{label}: {n} received no gradient")),
+                Ok(g) => self.check(&format!("{label}: grad of {n}"), &g, expected),
+                Err(_) => self.fail(format!("{label}: {n} received no gradient")),
             }
         }
     }

@@ -10,10 +10,10 @@ use crate::tensor::Tensor;
 /// as in PyTorch.
 ///
 /// ```
-/// use engine::nn::{Dropout, Module};
+/// use engine::nn::{Dropout, DropoutConfig, Module};
 /// use engine::Tensor;
 ///
-/// let mut drop = Dropout::new(0.5);
+/// let mut drop = Dropout::new(DropoutConfig { p: 0.5 });
 /// drop.eval();
 /// let x = Tensor::ones(&[4]);
 /// assert_eq!(drop.forward(&x).to_vec(), vec![1.0; 4]);
@@ -24,10 +24,24 @@ pub struct Dropout {
     training: bool,
 }
 
+/// The settings of a [`Dropout`] layer, as in `torch.nn.Dropout(p)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DropoutConfig {
+    /// The probability of zeroing each element, in `[0, 1]` (default 0.5, as in PyTorch).
+    pub p: f32,
+}
+
+impl Default for DropoutConfig {
+    fn default() -> Self {
+        DropoutConfig { p: 0.5 }
+    }
+}
+
 impl Dropout {
-    /// A dropout layer with drop probability `p` in `[0, 1]`, in training mode.
+    /// A dropout layer, in training mode.
     #[track_caller]
-    pub fn new(p: f32) -> Dropout {
+    pub fn new(config: DropoutConfig) -> Dropout {
+        let p = config.p;
         check::ensure((0.0..=1.0).contains(&p), "Dropout::new", || {
             format!("the probability p must be in [0, 1], found {p}")
         });
@@ -36,6 +50,7 @@ impl Dropout {
 
     /// Drops and rescales in training mode (drawing from this thread's seeded generator);
     /// returns `x` itself in evaluation mode.
+    #[track_caller]
     pub fn forward(&self, x: &Tensor) -> Tensor {
         x.dropout(self.p, self.training)
     }
@@ -52,7 +67,7 @@ impl Dropout {
 }
 
 impl Module for Dropout {
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+    fn list_parameters(&self) -> Vec<(String, Tensor)> {
         Vec::new()
     }
 

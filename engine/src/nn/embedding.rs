@@ -26,18 +26,36 @@ pub struct Embedding {
     weight: Tensor,
 }
 
+/// The settings of an [`Embedding`], named as in `torch.nn.Embedding`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EmbeddingConfig {
+    /// The number of distinct ids, the table's rows (no default: must be set).
+    pub num_embeddings: usize,
+    /// The size of each vector (no default: must be set).
+    pub embedding_dim: usize,
+}
+
 impl Embedding {
     /// A table drawn from `N(0, 1)`, as PyTorch initialises it.
+    ///
+    /// ```
+    /// use engine::nn::{Embedding, EmbeddingConfig};
+    /// let emb = Embedding::new(EmbeddingConfig { num_embeddings: 10, embedding_dim: 4 });
+    /// assert_eq!(emb.weight().shape(), &[10, 4]);
+    /// ```
     #[track_caller]
-    pub fn new(vocab: usize, dim: usize) -> Embedding {
-        check::ensure(vocab > 0 && dim > 0, "Embedding::new", || {
-            format!("vocab and dim must be at least 1, found {vocab} and {dim}")
-        });
-        Embedding::from_weights(&init::normal(&[vocab, dim], 0.0, 1.0))
+    pub fn new(config: EmbeddingConfig) -> Embedding {
+        let EmbeddingConfig {
+            num_embeddings,
+            embedding_dim,
+        } = config;
+        check::positive("Embedding::new", "num_embeddings", num_embeddings);
+        check::positive("Embedding::new", "embedding_dim", embedding_dim);
+        Embedding::from_weights(&init::normal([num_embeddings, embedding_dim], 0.0, 1.0))
     }
 
-    /// An embedding with the given table `[vocab, dim]`, made a parameter (see
-    /// [`parameter`](super::parameter)).
+    /// An embedding that uses the given table `[vocab, dim]` as its parameter (shared, not
+    /// copied: see [`parameter`](super::parameter)), e.g. to tie it to an output layer.
     #[track_caller]
     pub fn from_weights(weight: &Tensor) -> Embedding {
         check::rank(
@@ -75,7 +93,7 @@ impl Embedding {
 }
 
 impl Module for Embedding {
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+    fn list_parameters(&self) -> Vec<(String, Tensor)> {
         vec![("weight".to_string(), self.weight.clone())]
     }
 }

@@ -22,11 +22,11 @@ use crate::tensor::Tensor;
 /// `b_in`.
 ///
 /// ```
-/// use engine::nn::GruCell;
+/// use engine::nn::{GruCell, GruConfig};
 /// use engine::Tensor;
 ///
 /// engine::manual_seed(0);
-/// let cell = GruCell::new(3, 5);
+/// let cell = GruCell::new(GruConfig { input_size: 3, hidden_size: 5 });
 /// let h = cell.forward(&Tensor::ones(&[2, 3]), &Tensor::zeros(&[2, 5]));
 /// assert_eq!(h.shape(), &[2, 5]);
 /// ```
@@ -38,16 +38,27 @@ pub struct GruCell {
     bias_hh: Tensor,
 }
 
+/// The settings of a [`GruCell`] or a [`Gru`], named as in `torch.nn.GRUCell`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GruConfig {
+    /// The size of each input vector (no default: must be set).
+    pub input_size: usize,
+    /// The size of the hidden state (no default: must be set).
+    pub hidden_size: usize,
+}
+
 impl GruCell {
     /// A cell initialised as PyTorch does: every parameter from `U(-1/√H, 1/√H)`.
     #[track_caller]
-    pub fn new(input_size: usize, hidden_size: usize) -> GruCell {
-        check::ensure(input_size > 0 && hidden_size > 0, "GruCell::new", || {
-            format!(
-                "input_size and hidden_size must be at least 1, found {input_size} and {hidden_size}"
-            )
-        });
-        let (i, h) = (input_size, hidden_size);
+    pub fn new(config: GruConfig) -> GruCell {
+        Self::new_in("GruCell::new", config)
+    }
+
+    #[track_caller]
+    fn new_in(op: &str, config: GruConfig) -> GruCell {
+        check::positive(op, "input_size", config.input_size);
+        check::positive(op, "hidden_size", config.hidden_size);
+        let (i, h) = (config.input_size, config.hidden_size);
         let bound = 1.0 / (h as f32).sqrt();
         let draw = |shape: &[usize]| init::uniform(shape, -bound, bound);
         GruCell::from_weights(
@@ -173,7 +184,7 @@ impl GruCell {
 }
 
 impl Module for GruCell {
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+    fn list_parameters(&self) -> Vec<(String, Tensor)> {
         vec![
             ("weight_ih".to_string(), self.weight_ih.clone()),
             ("weight_hh".to_string(), self.weight_hh.clone()),
@@ -191,11 +202,11 @@ impl Module for GruCell {
 /// `"weight_ih_l0"`).
 ///
 /// ```
-/// use engine::nn::Gru;
+/// use engine::nn::{Gru, GruConfig};
 /// use engine::Tensor;
 ///
 /// engine::manual_seed(0);
-/// let gru = Gru::new(3, 4);
+/// let gru = Gru::new(GruConfig { input_size: 3, hidden_size: 4 });
 /// let (outputs, last) = gru.forward(&Tensor::ones(&[2, 5, 3]), None);
 /// assert_eq!(outputs.shape(), &[2, 5, 4]);
 /// assert_eq!(last.to_vec(), outputs.narrow(1, 4, 1).to_vec());
@@ -208,8 +219,8 @@ pub struct Gru {
 impl Gru {
     /// A GRU whose cell is initialised as [`GruCell::new`].
     #[track_caller]
-    pub fn new(input_size: usize, hidden_size: usize) -> Gru {
-        Gru::from_cell(GruCell::new(input_size, hidden_size))
+    pub fn new(config: GruConfig) -> Gru {
+        Gru::from_cell(GruCell::new_in("Gru::new", config))
     }
 
     /// A GRU that runs the given cell (e.g. one built with [`GruCell::from_weights`]).
@@ -243,7 +254,7 @@ impl Gru {
                 });
                 h0.clone()
             }
-            None => Tensor::zeros(&[b, hs]),
+            None => Tensor::zeros([b, hs]),
         };
         // The input side of every gate does not depend on the hidden state, so all time
         // steps are projected in one matrix product instead of T small ones.
@@ -263,7 +274,7 @@ impl Gru {
 }
 
 impl Module for Gru {
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+    fn list_parameters(&self) -> Vec<(String, Tensor)> {
         prefixed("cell", &self.cell)
     }
 }

@@ -17,6 +17,7 @@
 //! ```
 
 use crate::check;
+use crate::shape::ShapeArg;
 use crate::tensor::Tensor;
 
 /// Which fan the Kaiming initialisers scale by.
@@ -54,7 +55,8 @@ pub fn leaky_relu_gain(a: f32) -> f32 {
 
 /// Values drawn uniformly from `[low, high)`, like `nn.init.uniform_`.
 #[track_caller]
-pub fn uniform(shape: &[usize], low: f32, high: f32) -> Tensor {
+pub fn uniform(shape: impl ShapeArg, low: f32, high: f32) -> Tensor {
+    let shape = &check::sizes("nn::init::uniform", shape);
     check::ensure(low < high, "nn::init::uniform", || {
         format!("needs low < high, found low = {low}, high = {high}")
     });
@@ -63,7 +65,8 @@ pub fn uniform(shape: &[usize], low: f32, high: f32) -> Tensor {
 
 /// Normal values with the given mean and standard deviation, like `nn.init.normal_`.
 #[track_caller]
-pub fn normal(shape: &[usize], mean: f32, std: f32) -> Tensor {
+pub fn normal(shape: impl ShapeArg, mean: f32, std: f32) -> Tensor {
+    let shape = &check::sizes("nn::init::normal", shape);
     check::ensure(std >= 0.0, "nn::init::normal", || {
         format!("needs std ≥ 0, found {std}")
     });
@@ -73,7 +76,8 @@ pub fn normal(shape: &[usize], mean: f32, std: f32) -> Tensor {
 /// `U(-b, b)` with `b = gain · √(6 / (fan_in + fan_out))` (Glorot and Bengio, 2010), like
 /// `nn.init.xavier_uniform_`. Its variance, `b² / 3`, is `gain² · 2 / (fan_in + fan_out)`.
 #[track_caller]
-pub fn xavier_uniform(shape: &[usize], gain: f32) -> Tensor {
+pub fn xavier_uniform(shape: impl ShapeArg, gain: f32) -> Tensor {
+    let shape = &check::sizes("nn::init::xavier_uniform", shape);
     let (fan_in, fan_out) = fans(shape);
     let bound = gain * (6.0 / (fan_in + fan_out) as f32).sqrt();
     symmetric_uniform("nn::init::xavier_uniform", shape, bound)
@@ -81,7 +85,8 @@ pub fn xavier_uniform(shape: &[usize], gain: f32) -> Tensor {
 
 /// `N(0, σ²)` with `σ = gain · √(2 / (fan_in + fan_out))`, like `nn.init.xavier_normal_`.
 #[track_caller]
-pub fn xavier_normal(shape: &[usize], gain: f32) -> Tensor {
+pub fn xavier_normal(shape: impl ShapeArg, gain: f32) -> Tensor {
+    let shape = &check::sizes("nn::init::xavier_normal", shape);
     let (fan_in, fan_out) = fans(shape);
     let std = gain * (2.0 / (fan_in + fan_out) as f32).sqrt();
     Tensor::normal(shape, 0.0, std)
@@ -93,7 +98,8 @@ pub fn xavier_normal(shape: &[usize], gain: f32) -> Tensor {
 ///
 /// PyTorch's `Linear` uses `a = √5`, `FanIn`, which gives `b = 1 / √fan_in`.
 #[track_caller]
-pub fn kaiming_uniform(shape: &[usize], a: f32, mode: FanMode) -> Tensor {
+pub fn kaiming_uniform(shape: impl ShapeArg, a: f32, mode: FanMode) -> Tensor {
+    let shape = &check::sizes("nn::init::kaiming_uniform", shape);
     let fan = pick_fan(shape, mode);
     let bound = 3f32.sqrt() * leaky_relu_gain(a) / (fan as f32).sqrt();
     symmetric_uniform("nn::init::kaiming_uniform", shape, bound)
@@ -102,7 +108,8 @@ pub fn kaiming_uniform(shape: &[usize], a: f32, mode: FanMode) -> Tensor {
 /// `N(0, σ²)` with `σ = gain / √fan` and `gain = √(2 / (1 + a²))`, like
 /// `nn.init.kaiming_normal_(w, a, mode, nonlinearity="leaky_relu")`.
 #[track_caller]
-pub fn kaiming_normal(shape: &[usize], a: f32, mode: FanMode) -> Tensor {
+pub fn kaiming_normal(shape: impl ShapeArg, a: f32, mode: FanMode) -> Tensor {
+    let shape = &check::sizes("nn::init::kaiming_normal", shape);
     let fan = pick_fan(shape, mode);
     let std = leaky_relu_gain(a) / (fan as f32).sqrt();
     Tensor::normal(shape, 0.0, std)

@@ -13,10 +13,10 @@ use crate::tensor::Tensor;
 /// with ordinary engine ops, so its gradient comes from autograd.
 ///
 /// ```
-/// use engine::nn::LayerNorm;
+/// use engine::nn::{LayerNorm, LayerNormConfig};
 /// use engine::Tensor;
 ///
-/// let norm = LayerNorm::new(4);
+/// let norm = LayerNorm::new(LayerNormConfig { dim: 4, ..Default::default() });
 /// let y = norm.forward(&Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[1, 4]));
 /// let mean: f32 = y.to_vec().iter().sum::<f32>() / 4.0;
 /// assert!(mean.abs() < 1e-6);
@@ -28,20 +28,31 @@ pub struct LayerNorm {
     eps: f32,
 }
 
-impl LayerNorm {
-    /// PyTorch's default: weight ones, bias zeros, `eps = 1e-5`.
-    #[track_caller]
-    pub fn new(dim: usize) -> LayerNorm {
-        LayerNorm::with_eps(dim, 1e-5)
-    }
+/// The settings of a [`LayerNorm`], as in `torch.nn.LayerNorm(dim, eps)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LayerNormConfig {
+    /// The size of the normalised (last) dimension (no default: must be set).
+    pub dim: usize,
+    /// Added to the variance before the square root (default `1e-5`, as in PyTorch).
+    pub eps: f32,
+}
 
-    /// Like [`LayerNorm::new`] with another `eps`.
+impl Default for LayerNormConfig {
+    fn default() -> Self {
+        LayerNormConfig { dim: 0, eps: 1e-5 }
+    }
+}
+
+impl LayerNorm {
+    /// PyTorch's initialisation: weight ones, bias zeros.
     #[track_caller]
-    pub fn with_eps(dim: usize, eps: f32) -> LayerNorm {
-        check::ensure(dim > 0, "LayerNorm::new", || {
-            "dim must be at least 1, found 0".into()
-        });
-        LayerNorm::from_weights(&Tensor::ones(&[dim]), &Tensor::zeros(&[dim]), eps)
+    pub fn new(config: LayerNormConfig) -> LayerNorm {
+        check::positive("LayerNorm::new", "dim", config.dim);
+        LayerNorm::from_weights(
+            &Tensor::ones([config.dim]),
+            &Tensor::zeros([config.dim]),
+            config.eps,
+        )
     }
 
     /// A layer with the given weight and bias (both `[dim]`), made parameters (see
@@ -91,8 +102,8 @@ impl LayerNorm {
                 )
             },
         );
-        let centred = x - x.mean_dim(-1, true);
-        let var = centred.square().mean_dim(-1, true);
+        let centred = x - x.mean_dim_keepdim(-1);
+        let var = centred.square().mean_dim_keepdim(-1);
         let normalised = &centred / (var + self.eps).sqrt();
         normalised * &self.weight + &self.bias
     }
@@ -119,7 +130,7 @@ impl LayerNorm {
 }
 
 impl Module for LayerNorm {
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+    fn list_parameters(&self) -> Vec<(String, Tensor)> {
         vec![
             ("weight".to_string(), self.weight.clone()),
             ("bias".to_string(), self.bias.clone()),

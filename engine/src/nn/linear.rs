@@ -9,11 +9,13 @@ use crate::tensor::Tensor;
 ///
 /// The weight is stored `[out_features, in_features]`, as in PyTorch, so a row of `W` is
 /// the weights of one output unit and PyTorch weights can be copied in unchanged.
+/// Parameters: `weight`, and `bias` when [`LinearConfig::bias`] is true.
 ///
 /// ```
 /// use engine::nn::Linear;
 /// use engine::Tensor;
 ///
+/// // Given weights (here to show the arithmetic; Linear::new draws them at random).
 /// let w = Tensor::from_vec(vec![1.0, 0.0, 0.0, 2.0, 1.0, 1.0], &[3, 2]);
 /// let layer = Linear::from_weights(&w, Some(&Tensor::from_vec(vec![0.0, 0.0, 10.0], &[3])));
 /// let y = layer.forward(&Tensor::from_vec(vec![1.0, 2.0], &[1, 2]));
@@ -25,26 +27,57 @@ pub struct Linear {
     bias: Option<Tensor>,
 }
 
+/// The settings of a [`Linear`] layer, named as in `torch.nn.Linear`.
+///
+/// ```
+/// use engine::nn::{Linear, LinearConfig};
+/// let layer = Linear::new(LinearConfig { in_features: 4, out_features: 2, bias: false });
+/// assert!(layer.bias().is_none());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinearConfig {
+    /// The size of each input's last dimension (no default: must be set).
+    pub in_features: usize,
+    /// The size of each output's last dimension (no default: must be set).
+    pub out_features: usize,
+    /// Whether to add a learned bias (default `true`, as in PyTorch).
+    pub bias: bool,
+}
+
+impl Default for LinearConfig {
+    fn default() -> Self {
+        LinearConfig {
+            in_features: 0,
+            out_features: 0,
+            bias: true,
+        }
+    }
+}
+
 impl Linear {
     /// A layer initialised as PyTorch does: the weight with `kaiming_uniform(a = √5)`, which
-    /// is `U(-1/√in, 1/√in)`, and the bias (when `bias` is true) from the same range.
+    /// is `U(-1/√in, 1/√in)`, and the bias (when `config.bias` is true) from the same range.
     #[track_caller]
-    pub fn new(in_features: usize, out_features: usize, bias: bool) -> Linear {
-        check::ensure(in_features > 0 && out_features > 0, "Linear::new", || {
-            format!(
-                "in_features and out_features must be at least 1, found {in_features} and {out_features}"
-            )
-        });
+    pub fn new(config: LinearConfig) -> Linear {
+        let LinearConfig {
+            in_features,
+            out_features,
+            bias,
+        } = config;
+        check::positive("Linear::new", "in_features", in_features);
+        check::positive("Linear::new", "out_features", out_features);
         let weight =
-            init::kaiming_uniform(&[out_features, in_features], 5f32.sqrt(), FanMode::FanIn);
+            init::kaiming_uniform([out_features, in_features], 5f32.sqrt(), FanMode::FanIn);
         let bound = 1.0 / (in_features as f32).sqrt();
-        let bias = bias.then(|| init::uniform(&[out_features], -bound, bound));
+        let bias = bias.then(|| init::uniform([out_features], -bound, bound));
         Linear::from_weights(&weight, bias.as_ref())
     }
 
-    /// A layer with the given weight `[out, in]` and optional bias `[out]`. The tensors
-    /// become parameters (see [`parameter`](super::parameter)): a tensor that already
-    /// requires a gradient is used as is, so the caller's handle sees gradients and updates.
+    /// A layer that uses the given weight `[out, in]` and optional bias `[out]` as its
+    /// parameters (see [`parameter`](super::parameter)): a tensor that already requires a
+    /// gradient is *shared*, not copied, so the caller's handle sees gradients and updates.
+    /// This is how two layers tie one weight; to copy values in, use
+    /// [`load_state_dict`](Module::load_state_dict).
     #[track_caller]
     pub fn from_weights(weight: &Tensor, bias: Option<&Tensor>) -> Linear {
         check::rank(
@@ -123,7 +156,7 @@ impl Linear {
 }
 
 impl Module for Linear {
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+    fn list_parameters(&self) -> Vec<(String, Tensor)> {
         let mut named = vec![("weight".to_string(), self.weight.clone())];
         if let Some(b) = &self.bias {
             named.push(("bias".to_string(), b.clone()));

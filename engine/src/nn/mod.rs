@@ -3,21 +3,27 @@
 //!
 //! Each layer owns its parameters (leaf tensors that require a gradient) and has an
 //! inherent `forward` method; the [`Module`] trait gives every layer the same way to list
-//! its parameters and to switch between training and evaluation.
+//! its parameters, save and load them by name ([`StateDict`]), and switch between training
+//! and evaluation.
+//!
+//! One pattern builds every layer: `Layer::new(LayerConfig { … })`, the settings named as
+//! in PyTorch, with PyTorch's defaults (sizes have none and must be set). To give a layer
+//! chosen weights, build it and [`load_state_dict`](Module::load_state_dict); the basic
+//! layers also have `from_weights`, which *shares* the given tensors (weight tying).
 //!
 //! ```
-//! use engine::nn::{Linear, Module};
+//! use engine::nn::{Linear, LinearConfig, Module};
 //! use engine::Tensor;
 //!
 //! engine::manual_seed(0);
-//! let layer = Linear::new(4, 2, true);
+//! let layer = Linear::new(LinearConfig { in_features: 4, out_features: 2, ..Default::default() });
 //! let y = layer.forward(&Tensor::ones(&[3, 4]));
 //! assert_eq!(y.shape(), &[3, 2]);
 //! assert_eq!(layer.num_parameters(), 4 * 2 + 2);
 //! ```
 //!
 //! Where to look:
-//! - `module.rs`: the [`Module`] trait and [`parameter`].
+//! - `module.rs`: the [`Module`] trait and [`parameter`]; `state_dict.rs`: [`StateDict`].
 //! - `init.rs`: the initialisers, as [`init`].
 //! - one file per layer: `linear.rs`, `embedding.rs`, `layer_norm.rs`, `dropout.rs`,
 //!   `gru.rs`.
@@ -29,10 +35,12 @@ pub mod init;
 mod layer_norm;
 mod linear;
 mod module;
+mod state_dict;
 
-pub use dropout::Dropout;
-pub use embedding::Embedding;
-pub use gru::{Gru, GruCell};
-pub use layer_norm::LayerNorm;
-pub use linear::Linear;
+pub use dropout::{Dropout, DropoutConfig};
+pub use embedding::{Embedding, EmbeddingConfig};
+pub use gru::{Gru, GruCell, GruConfig};
+pub use layer_norm::{LayerNorm, LayerNormConfig};
+pub use linear::{Linear, LinearConfig};
 pub use module::{Module, parameter, prefixed};
+pub use state_dict::{LoadError, StateDict, StateReader};

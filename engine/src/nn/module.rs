@@ -1,17 +1,29 @@
 //! The [`Module`] trait: what every layer can say about its parameters and its mode.
 
+use super::state_dict::{LoadError, StateDict};
+use crate::grad_mode::no_grad;
 use crate::tensor::Tensor;
 
 /// A layer or a model: something that owns named parameters and may behave differently in
 /// training and in evaluation (dropout does).
 ///
-/// Only [`named_parameters`](Module::named_parameters) must be written; a layer whose
+/// Only [`list_parameters`](Module::list_parameters) must be written; a layer whose
 /// behaviour depends on the mode also overrides [`set_training`](Module::set_training), and
 /// a container forwards `set_training` to its children. `forward` is not part of the trait,
 /// because layers take different inputs (a GRU cell takes an input and a hidden state).
 ///
+/// **Modes.** Every module starts in training mode, as in PyTorch: dropout is on. Call
+/// [`eval`](Module::eval) before measuring or decoding, and [`train`](Module::train) to go
+/// back.
+///
+/// **Tied parameters.** One tensor may serve two layers (an embedding table reused as the
+/// output projection). [`named_parameters`](Module::named_parameters),
+/// [`parameters`](Module::parameters) and [`num_parameters`](Module::num_parameters) list
+/// it once, under the first name it has, as PyTorch does; an optimizer built from
+/// `parameters()` therefore steps it once.
+///
 /// ```
-/// use engine::nn::{Dropout, Linear, Module, prefixed};
+/// use engine::nn::{Dropout, DropoutConfig, Linear, LinearConfig, Module, prefixed};
 /// use engine::Tensor;
 ///
 /// /// A two-part model: a container lists its children's parameters under their names.
@@ -21,7 +33,7 @@ use crate::tensor::Tensor;
 /// }
 ///
 /// impl Module for Head {
-///     fn named_parameters(&self) -> Vec<(String, Tensor)> {
+///     fn list_parameters(&self) -> Vec<(String, Tensor)> {
 ///         prefixed("proj", &self.proj)
 ///     }
 ///     fn set_training(&mut self, training: bool) {
@@ -29,19 +41,38 @@ use crate::tensor::Tensor;
 ///     }
 /// }
 ///
-/// let mut head = Head { proj: Linear::new(3, 2, true), drop: Dropout::new(0.1) };
+/// let mut head = Head {
+///     proj: Linear::new(LinearConfig { in_features: 3, out_features: 2, ..Default::default() }),
+///     drop: Dropout::new(DropoutConfig { p: 0.1 }),
+/// };
 /// let names: Vec<String> = head.named_parameters().into_iter().map(|(n, _)| n).collect();
 /// assert_eq!(names, ["proj.weight", "proj.bias"]);
+/// assert!(head.drop.is_training()); // a new module trains
 /// head.eval();
 /// assert!(!head.drop.is_training());
 /// ```
 pub trait Module {
-    /// Every parameter with its name, in a fixed order. Names follow PyTorch's
-    /// `named_parameters()`: `"weight"`, `"bias"`, and `"child.weight"` inside a container.
-    fn named_parameters(&self) -> Vec<(String, Tensor)>;
+    /// Every parameter under every name it has, in a fixed order: the one method a module
+    /// must write. Names follow PyTorch's: `"weight"`, `"bias"`, and `"child.weight"` inside
+    /// a container (see [`prefixed`]). A tied tensor appears once per name here; the other
+    /// methods remove the repeats.
+    fn list_parameters(&self) -> Vec<(String, Tensor)>;
 
-    /// Every parameter, in the order of [`named_parameters`](Module::named_parameters). The
-    /// handles share values with the layer, so an optimizer holding them updates the layer.
+    /// Every distinct parameter with its name, like PyTorch's `named_parameters()`: a tensor
+    /// reachable under several names (tied weights) is listed once, under its first name.
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        let mut unique: Vec<(String, Tensor)> = Vec::new();
+        for (name, t) in self.list_parameters() {
+            if !unique.iter().any(|(_, seen)| seen.same(&t)) {
+                unique.push((name, t));
+            }
+        }
+        unique
+    }
+
+    /// Every distinct parameter, in the order of
+    /// [`named_parameters`](Module::named_parameters). The handles share values with the
+    /// layer, so an optimizer holding them updates the layer.
     fn parameters(&self) -> Vec<Tensor> {
         self.named_parameters()
             .into_iter()
@@ -49,7 +80,8 @@ pub trait Module {
             .collect()
     }
 
-    /// The total number of parameter elements (what PyTorch users sum with `p.numel()`).
+    /// The total number of elements of the distinct parameters (what PyTorch users sum with
+    /// `p.numel()` over `model.parameters()`).
     fn num_parameters(&self) -> usize {
         self.parameters().iter().map(Tensor::numel).sum()
     }
@@ -76,19 +108,84 @@ pub trait Module {
             p.zero_grad();
         }
     }
+
+    /// A copy of every parameter's values under every name it has (a tied tensor appears
+    /// under each of its names, as in PyTorch's `state_dict()`). Later training does not
+    /// change the copy.
+    fn state_dict(&self) -> StateDict {
+        self.list_parameters()
+            .into_iter()
+            .map(|(name, t)| (name, Tensor::from_vec(t.to_vec(), t.shape())))
+            .collect()
+    }
+
+    /// Copies values into the parameters by name, like PyTorch's
+    /// `load_state_dict(state, strict=True)`: every parameter must be given, no other name
+    /// may appear, and each shape must match. Nothing is changed unless everything fits.
+    ///
+    /// This is how any module is built from given weights: make it with `new(config)`,
+    /// then load.
+    ///
+    /// ```
+    /// use engine::nn::{Linear, LinearConfig, Module, StateDict};
+    /// use engine::Tensor;
+    ///
+    /// let layer = Linear::new(LinearConfig { in_features: 2, out_features: 1, ..Default::default() });
+    /// let state = StateDict::from([
+    ///     ("weight", Tensor::from_vec(vec![1.0, 2.0], [1, 2])),
+    ///     ("bias", Tensor::from_vec(vec![0.5], [1])),
+    /// ]);
+    /// layer.load_state_dict(&state).unwrap();
+    /// assert_eq!(layer.forward(&Tensor::ones([1, 2])).item(), 3.5);
+    ///
+    /// let wrong = StateDict::from([("weight", Tensor::zeros([2, 2]))]);
+    /// let err = layer.load_state_dict(&wrong).unwrap_err().to_string();
+    /// assert!(err.contains("weight: expected shape [1, 2], found [2, 2]"), "{err}");
+    /// assert!(err.contains("missing: bias"), "{err}");
+    /// ```
+    fn load_state_dict(&self, state: &StateDict) -> Result<(), LoadError> {
+        let params = self.list_parameters();
+        let mut error = LoadError::default();
+        for (name, p) in &params {
+            match state.get(name) {
+                None => error.missing.push(name.clone()),
+                Some(t) if t.shape() != p.shape() => {
+                    error
+                        .mismatched
+                        .push((name.clone(), p.shape().to_vec(), t.shape().to_vec()))
+                }
+                Some(_) => {}
+            }
+        }
+        for name in state.names() {
+            if !params.iter().any(|(n, _)| n == name) {
+                error.unexpected.push(name.to_string());
+            }
+        }
+        if !error.is_empty() {
+            return Err(error);
+        }
+        no_grad(|| {
+            for (name, p) in &params {
+                p.assign(state.get(name).expect("checked above"));
+            }
+        });
+        Ok(())
+    }
 }
 
-/// The named parameters of `child`, each name prefixed by `prefix` and a dot, the way a
+/// The listed parameters of `child`, each name prefixed by `prefix` and a dot, the way a
 /// container names its children's parameters (`"cell.weight_ih"`).
 ///
 /// ```
-/// use engine::nn::{LayerNorm, prefixed};
-/// let names: Vec<String> = prefixed("norm", &LayerNorm::new(4)).into_iter().map(|(n, _)| n).collect();
+/// use engine::nn::{LayerNorm, LayerNormConfig, prefixed};
+/// let norm = LayerNorm::new(LayerNormConfig { dim: 4, ..Default::default() });
+/// let names: Vec<String> = prefixed("norm", &norm).into_iter().map(|(n, _)| n).collect();
 /// assert_eq!(names, ["norm.weight", "norm.bias"]);
 /// ```
 pub fn prefixed(prefix: &str, child: &(impl Module + ?Sized)) -> Vec<(String, Tensor)> {
     child
-        .named_parameters()
+        .list_parameters()
         .into_iter()
         .map(|(name, t)| (format!("{prefix}.{name}"), t))
         .collect()
@@ -98,8 +195,8 @@ pub fn prefixed(prefix: &str, child: &(impl Module + ?Sized)) -> Vec<(String, Te
 /// PyTorch's `nn.Parameter`.
 ///
 /// A tensor that already is such a leaf is returned as the same handle, so the caller
-/// keeps seeing its gradient and its updates; any other tensor is detached from its graph
-/// first (its values are shared, not copied).
+/// keeps seeing its gradient and its updates (this is how two layers tie one weight); any
+/// other tensor is detached from its graph first (its values are shared, not copied).
 ///
 /// ```
 /// use engine::nn::parameter;

@@ -6,6 +6,7 @@ use std::ops;
 use super::elementwise_fn::BinaryFn;
 use crate::check;
 use crate::cpu::elementwise;
+use crate::memory;
 use crate::op::Op;
 use crate::tensor::Tensor;
 
@@ -15,6 +16,7 @@ impl Tensor {
     #[track_caller]
     pub(crate) fn binary(&self, rhs: &Tensor, f: BinaryFn, op: Option<Op>) -> Tensor {
         let out = check::broadcast(f.name(), self.shape(), rhs.shape());
+        memory::ensure_can_allocate(f.name(), &out);
         let (a, b) = (self.buffer(), rhs.buffer());
         let data = elementwise::zip_broadcast(
             a.as_slice(),
@@ -156,6 +158,7 @@ impl_operator!(Div, div);
 
 impl ops::Neg for &Tensor {
     type Output = Tensor;
+    #[track_caller]
     fn neg(self) -> Tensor {
         Tensor::neg(self)
     }
@@ -163,6 +166,7 @@ impl ops::Neg for &Tensor {
 
 impl ops::Neg for Tensor {
     type Output = Tensor;
+    #[track_caller]
     fn neg(self) -> Tensor {
         Tensor::neg(&self)
     }

@@ -5,6 +5,7 @@
 
 use crate::check;
 use crate::cpu::{elementwise, layout};
+use crate::memory;
 use crate::op::Op;
 use crate::shape::{Dim, split_at_dim};
 use crate::tensor::Tensor;
@@ -16,6 +17,9 @@ impl Tensor {
     pub fn index_select(&self, dim: impl Dim, index: &Tensor) -> Tensor {
         let d = dim.resolve("index_select", self.rank());
         check::rank("index_select", "the index", index.shape(), 1);
+        let mut out_shape = self.shape().to_vec();
+        out_shape[d] = index.numel();
+        memory::ensure_can_allocate("index_select", &out_shape);
         let idx = check::indices(
             "index_select",
             &index.to_vec(),
@@ -60,13 +64,15 @@ impl Tensor {
         rows.reshape(shape)
     }
 
-    /// Elementwise choice: `self` is the condition (non-zero means true), picking from `a`
-    /// where true and `b` where false. All three broadcast together. No gradient flows to
-    /// the condition.
+    /// Elementwise choice: `self` is the condition (1 for true, 0 for false; any other value
+    /// is refused), picking from `a` where true and `b` where false. All three broadcast
+    /// together. No gradient flows to the condition.
     #[track_caller]
     pub fn where_cond(&self, a: &Tensor, b: &Tensor) -> Tensor {
         let ab = check::broadcast("where_cond (a with b)", a.shape(), b.shape());
         let out = check::broadcast("where_cond (condition with values)", self.shape(), &ab);
+        check::zero_one("where_cond", "the condition", self.buffer().as_slice());
+        memory::ensure_can_allocate("where_cond", &out);
         let (c, x, y) = (self.buffer(), a.buffer(), b.buffer());
         let data = elementwise::select(
             (c.as_slice(), self.shape()),
@@ -85,8 +91,8 @@ impl Tensor {
         )
     }
 
-    /// Replaces the entries where `mask` is non-zero by `value`; `mask` broadcasts to
-    /// `self`'s shape. Masked entries get no gradient.
+    /// Replaces the entries where `mask` is 1 by `value`; `mask` holds only 0 and 1 and
+    /// broadcasts to `self`'s shape. Masked entries get no gradient.
     ///
     /// ```
     /// use engine::Tensor;
@@ -104,6 +110,7 @@ impl Tensor {
                 self.shape()
             )
         });
+        check::zero_one("masked_fill", "the mask", mask.buffer().as_slice());
         mask.where_cond(&Tensor::scalar(value), self)
     }
 }
@@ -123,9 +130,19 @@ impl Tensor {
     pub fn repeat_interleave(&self, repeats: usize, dim: impl Dim) -> Tensor {
         let d = dim.resolve("repeat_interleave", self.rank());
         let n = self.shape()[d];
-        let index: Vec<f32> = (0..n * repeats)
-            .map(|i| (i / repeats.max(1)) as f32)
-            .collect();
-        self.index_select(d, &Tensor::from_vec(index, &[n * repeats]))
+        let mut shape = self.shape().to_vec();
+        shape[d] = match n.checked_mul(repeats) {
+            Some(total) => total,
+            None => check::fail(
+                "repeat_interleave",
+                format!(
+                    "{n} entries repeated {repeats} times do not fit in a usize (dimension {d} of {:?})",
+                    self.shape()
+                ),
+            ),
+        };
+        memory::ensure_can_allocate("repeat_interleave", &shape);
+        let index: Vec<f32> = (0..shape[d]).map(|i| (i / repeats.max(1)) as f32).collect();
+        self.index_select(d, &Tensor::from_vec(index, [shape[d]]))
     }
 }

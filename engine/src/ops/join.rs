@@ -5,6 +5,7 @@ use std::ops::Range;
 
 use crate::check;
 use crate::cpu::layout;
+use crate::memory;
 use crate::op::Op;
 use crate::shape::{Dim, split_at_dim};
 use crate::tensor::Tensor;
@@ -39,6 +40,15 @@ impl Tensor {
                 )
             });
         }
+        let mut shape = first.clone();
+        shape[d] = 0;
+        for t in tensors {
+            shape[d] = match shape[d].checked_add(t.borrow().shape()[d]) {
+                Some(total) => total,
+                None => check::fail("concat", "the joined size overflows a usize"),
+            };
+        }
+        memory::ensure_can_allocate("concat", &shape);
         let (outer, _, inner) = split_at_dim(&first, d);
         let buffers: Vec<_> = tensors.iter().map(|t| t.borrow().buffer()).collect();
         let parts: Vec<(&[f32], usize)> = buffers
@@ -47,8 +57,6 @@ impl Tensor {
             .map(|(b, t)| (b.as_slice(), t.borrow().shape()[d]))
             .collect();
         let data = layout::concat(&parts, outer, inner);
-        let mut shape = first;
-        shape[d] = parts.iter().map(|(_, n)| n).sum();
         let inputs = tensors.iter().map(|t| t.borrow().clone()).collect();
         Tensor::from_op(data, shape, Op::Concat(inputs, d))
     }

@@ -56,7 +56,7 @@ impl Tensor {
         }
         let onehot = Tensor::from_parts(onehot, self.shape().to_vec());
         let picked = onehot.where_cond(&self.log_softmax(-1), &Tensor::scalar(0.0));
-        let per_example = -picked.sum_dim(-1, false);
+        let per_example = -picked.sum_dim(-1);
         match reduction {
             Reduction::Mean => per_example.mean(),
             Reduction::Sum => per_example.sum(),

@@ -2,6 +2,7 @@
 
 use crate::check;
 use crate::cpu;
+use crate::memory;
 use crate::op::Op;
 use crate::tensor::Tensor;
 
@@ -37,6 +38,9 @@ impl Tensor {
             )
         });
         let batch = check::broadcast("matmul (batch dimensions)", &a[..ra - 2], &b[..rb - 2]);
+        let mut shape = batch.clone();
+        shape.extend([a[ra - 2], b[rb - 1]]);
+        memory::ensure_can_allocate("matmul", &shape);
         let data = cpu::matmul::matmul(
             self.buffer().as_slice(),
             a,
@@ -44,8 +48,6 @@ impl Tensor {
             b,
             &batch,
         );
-        let mut shape = batch;
-        shape.extend([a[ra - 2], b[rb - 1]]);
         Tensor::from_op(data, shape, Op::Matmul(self.clone(), rhs.clone()))
     }
 

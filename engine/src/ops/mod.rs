@@ -16,4 +16,3 @@ mod softmax;
 mod unary;
 
 pub use loss::Reduction;
-pub use reshape::ShapeArg;

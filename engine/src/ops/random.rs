@@ -3,50 +3,66 @@
 use rand_distr::{Bernoulli, Distribution, Normal, Uniform};
 
 use crate::check;
+use crate::memory;
 use crate::random::with_rng;
-use crate::shape::numel;
+use crate::shape::{ShapeArg, numel};
 use crate::tensor::Tensor;
 
 impl Tensor {
     /// Values drawn uniformly from `[low, high)` with this thread's seeded generator.
     #[track_caller]
-    pub fn rand(shape: &[usize], low: f32, high: f32) -> Tensor {
+    pub fn rand(shape: impl ShapeArg, low: f32, high: f32) -> Tensor {
         // Checked here too, outside the closure, so a mistake points at the caller's line.
         check_uniform(low, high);
+        let shape = random_shape("rand", shape);
         with_rng(|rng| Tensor::rand_with(shape, low, high, rng))
     }
 
     /// Values drawn uniformly from `[low, high)` with the given generator.
     #[track_caller]
-    pub fn rand_with(shape: &[usize], low: f32, high: f32, rng: &mut impl rand::Rng) -> Tensor {
+    pub fn rand_with(
+        shape: impl ShapeArg,
+        low: f32,
+        high: f32,
+        rng: &mut impl rand::Rng,
+    ) -> Tensor {
         check_uniform(low, high);
+        let shape = random_shape("rand", shape);
         let dist = Uniform::new(low, high).expect("checked bounds");
         Tensor::from_parts(
-            (0..numel(shape)).map(|_| dist.sample(rng)).collect(),
-            shape.to_vec(),
+            (0..numel(&shape)).map(|_| dist.sample(rng)).collect(),
+            shape,
         )
     }
 
     /// Standard normal values (mean 0, standard deviation 1), like `torch.randn`.
-    pub fn randn(shape: &[usize]) -> Tensor {
+    #[track_caller]
+    pub fn randn(shape: impl ShapeArg) -> Tensor {
         Tensor::normal(shape, 0.0, 1.0)
     }
 
     /// Normal values with the given mean and standard deviation.
     #[track_caller]
-    pub fn normal(shape: &[usize], mean: f32, std: f32) -> Tensor {
+    pub fn normal(shape: impl ShapeArg, mean: f32, std: f32) -> Tensor {
         check_normal(mean, std);
+        let shape = random_shape("normal", shape);
         with_rng(|rng| Tensor::normal_with(shape, mean, std, rng))
     }
 
     /// Normal values drawn with the given generator.
     #[track_caller]
-    pub fn normal_with(shape: &[usize], mean: f32, std: f32, rng: &mut impl rand::Rng) -> Tensor {
+    pub fn normal_with(
+        shape: impl ShapeArg,
+        mean: f32,
+        std: f32,
+        rng: &mut impl rand::Rng,
+    ) -> Tensor {
         check_normal(mean, std);
+        let shape = random_shape("normal", shape);
         let dist = Normal::new(mean, std).expect("checked parameters");
         Tensor::from_parts(
-            (0..numel(shape)).map(|_| dist.sample(rng)).collect(),
-            shape.to_vec(),
+            (0..numel(&shape)).map(|_| dist.sample(rng)).collect(),
+            shape,
         )
     }
 
@@ -93,4 +109,12 @@ fn check_normal(mean: f32, std: f32) {
         "normal",
         || format!("needs a finite mean and a finite std ≥ 0, found mean = {mean}, std = {std}"),
     );
+}
+
+/// The checked sizes of a random tensor's shape, refused before any value is drawn.
+#[track_caller]
+fn random_shape(op: &str, shape: impl ShapeArg) -> Vec<usize> {
+    let shape = check::sizes(op, shape);
+    memory::ensure_can_allocate(op, &shape);
+    shape
 }

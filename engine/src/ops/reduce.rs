@@ -3,7 +3,7 @@
 use crate::check;
 use crate::cpu::reduce;
 use crate::op::Op;
-use crate::shape::{Dim, split_at_dim};
+use crate::shape::{Dim, ShapeArg, split_at_dim};
 use crate::tensor::Tensor;
 
 /// The shape after reducing `dims` (sorted): those dims become 1, or vanish without keepdim.
@@ -33,43 +33,77 @@ impl Tensor {
     }
 
     /// The sum of all elements, as a scalar tensor.
+    #[track_caller]
     pub fn sum(&self) -> Tensor {
         let all: Vec<usize> = (0..self.rank()).collect();
         self.sum_dims_resolved(all, false)
     }
 
-    /// The sum over one dimension. With `keepdim`, that dimension stays with size 1.
+    /// The sum over one dimension, which disappears from the shape (PyTorch's
+    /// `sum(dim)`; see [`sum_dim_keepdim`](Tensor::sum_dim_keepdim) to keep it).
     ///
     /// ```
     /// use engine::Tensor;
-    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
-    /// assert_eq!(x.sum_dim(-1, false).to_vec(), vec![6.0, 15.0]);
-    /// assert_eq!(x.sum_dim(0, true).shape(), &[1, 3]);
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [2, 3]);
+    /// assert_eq!(x.sum_dim(-1).to_vec(), vec![6.0, 15.0]);
+    /// assert_eq!(x.sum_dim(-1).shape(), &[2]);
     /// ```
     #[track_caller]
-    pub fn sum_dim(&self, dim: impl Dim, keepdim: bool) -> Tensor {
+    pub fn sum_dim(&self, dim: impl Dim) -> Tensor {
         let d = dim.resolve("sum_dim", self.rank());
-        self.sum_dims_resolved(vec![d], keepdim)
+        self.sum_dims_resolved(vec![d], false)
     }
 
-    /// The sum over several dimensions at once. An empty list reduces nothing and returns
-    /// the values unchanged (PyTorch's `sum(dim=[])` reduces everything: use [`Tensor::sum`]).
+    /// The sum over one dimension, which stays with size 1 (PyTorch's
+    /// `sum(dim, keepdim=True)`), so the result broadcasts against `self`.
+    ///
+    /// ```
+    /// use engine::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [2, 3]);
+    /// let totals = x.sum_dim_keepdim(-1); // [2, 1]
+    /// assert_eq!((&x / &totals).sum_dim(-1).to_vec(), vec![1.0, 1.0]);
+    /// ```
     #[track_caller]
-    pub fn sum_dims<D: Dim>(&self, dims: &[D], keepdim: bool) -> Tensor {
+    pub fn sum_dim_keepdim(&self, dim: impl Dim) -> Tensor {
+        let d = dim.resolve("sum_dim_keepdim", self.rank());
+        self.sum_dims_resolved(vec![d], true)
+    }
+
+    /// The sum over several dimensions at once, which disappear from the shape. An empty
+    /// list reduces nothing and returns the values unchanged (PyTorch's `sum(dim=[])`
+    /// reduces everything: use [`Tensor::sum`]).
+    #[track_caller]
+    pub fn sum_dims(&self, dims: impl ShapeArg) -> Tensor {
+        let resolved = self.resolve_dims("sum_dims", dims);
+        self.sum_dims_resolved(resolved, false)
+    }
+
+    /// Like [`sum_dims`](Tensor::sum_dims), keeping each summed dimension with size 1.
+    #[track_caller]
+    pub fn sum_dims_keepdim(&self, dims: impl ShapeArg) -> Tensor {
+        let resolved = self.resolve_dims("sum_dims_keepdim", dims);
+        self.sum_dims_resolved(resolved, true)
+    }
+
+    /// Resolves a list of dimensions (negative ones count from the end), sorted, each once.
+    #[track_caller]
+    fn resolve_dims(&self, op: &str, dims: impl ShapeArg) -> Vec<usize> {
         // Loops rather than closures in this layer: `#[track_caller]` stops at a closure.
-        let mut resolved = Vec::with_capacity(dims.len());
-        for d in dims {
-            resolved.push(d.resolve("sum_dims", self.rank()));
+        let entries = dims.entries();
+        let mut resolved = Vec::with_capacity(entries.len());
+        for d in entries {
+            resolved.push(d.resolve(op, self.rank()));
         }
         resolved.sort_unstable();
         let before = resolved.len();
         resolved.dedup();
-        check::ensure(resolved.len() == before, "sum_dims", || {
+        check::ensure(resolved.len() == before, op, || {
             "a dimension is listed twice".into()
         });
-        self.sum_dims_resolved(resolved, keepdim)
+        resolved
     }
 
+    #[track_caller]
     fn sum_dims_resolved(&self, dims: Vec<usize>, keepdim: bool) -> Tensor {
         let data = self.sum_values(&dims);
         let shape = reduced_shape(self.shape(), &dims, keepdim);
@@ -85,15 +119,23 @@ impl Tensor {
     }
 
     /// The mean of all elements, as a scalar tensor.
+    #[track_caller]
     pub fn mean(&self) -> Tensor {
         self.sum() * (1.0 / self.numel() as f32)
     }
 
-    /// The mean over one dimension.
+    /// The mean over one dimension, which disappears from the shape.
     #[track_caller]
-    pub fn mean_dim(&self, dim: impl Dim, keepdim: bool) -> Tensor {
+    pub fn mean_dim(&self, dim: impl Dim) -> Tensor {
         let d = dim.resolve("mean_dim", self.rank());
-        self.sum_dim(d, keepdim) * (1.0 / self.shape()[d] as f32)
+        self.sum_dim(d) * (1.0 / self.shape()[d] as f32)
+    }
+
+    /// The mean over one dimension, which stays with size 1.
+    #[track_caller]
+    pub fn mean_dim_keepdim(&self, dim: impl Dim) -> Tensor {
+        let d = dim.resolve("mean_dim_keepdim", self.rank());
+        self.sum_dim_keepdim(d) * (1.0 / self.shape()[d] as f32)
     }
 
     /// The largest element, as a scalar tensor. Ties share the gradient equally (as
@@ -114,12 +156,24 @@ impl Tensor {
         )
     }
 
-    /// The maximum over one dimension (values only, like `amax`). Ties share the gradient
-    /// equally.
+    /// The maximum over one dimension (values only, like `amax`), which disappears from the
+    /// shape. Ties share the gradient equally.
     #[track_caller]
-    pub fn max_dim(&self, dim: impl Dim, keepdim: bool) -> Tensor {
+    pub fn max_dim(&self, dim: impl Dim) -> Tensor {
         let d = dim.resolve("max_dim", self.rank());
-        check::ensure(self.shape()[d] > 0, "max_dim", || {
+        self.max_dim_resolved("max_dim", d, false)
+    }
+
+    /// The maximum over one dimension, which stays with size 1 (as softmax's shift needs).
+    #[track_caller]
+    pub fn max_dim_keepdim(&self, dim: impl Dim) -> Tensor {
+        let d = dim.resolve("max_dim_keepdim", self.rank());
+        self.max_dim_resolved("max_dim_keepdim", d, true)
+    }
+
+    #[track_caller]
+    fn max_dim_resolved(&self, op: &str, d: usize, keepdim: bool) -> Tensor {
+        check::ensure(self.shape()[d] > 0, op, || {
             format!("dimension {d} of shape {:?} is empty", self.shape())
         });
         let data = reduce::max_dim(self.buffer().as_slice(), split_at_dim(self.shape(), d));

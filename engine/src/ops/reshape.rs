@@ -3,37 +3,10 @@
 
 use crate::check;
 use crate::cpu::{elementwise, layout};
+use crate::memory;
 use crate::op::Op;
-use crate::shape::{Dim, broadcast_shapes, numel};
+use crate::shape::{Dim, ShapeArg, broadcast_shapes};
 use crate::tensor::Tensor;
-
-/// A list of sizes or dimension indices, given as an array, slice or `Vec` of `usize`,
-/// `i32` or `i64`, so both `x.reshape([2, -1])` and `x.reshape(y.shape())` work.
-pub trait ShapeArg {
-    /// The entries as signed integers (`-1` is meaningful to some ops).
-    fn entries(&self) -> Vec<i64>;
-}
-
-macro_rules! impl_shape_arg {
-    ($($t:ty),*) => {$(
-        impl ShapeArg for &[$t] {
-            fn entries(&self) -> Vec<i64> { self.iter().map(|&x| x as i64).collect() }
-        }
-        impl ShapeArg for Vec<$t> {
-            fn entries(&self) -> Vec<i64> { self.iter().map(|&x| x as i64).collect() }
-        }
-        impl ShapeArg for &Vec<$t> {
-            fn entries(&self) -> Vec<i64> { self.iter().map(|&x| x as i64).collect() }
-        }
-        impl<const N: usize> ShapeArg for [$t; N] {
-            fn entries(&self) -> Vec<i64> { self.iter().map(|&x| x as i64).collect() }
-        }
-        impl<const N: usize> ShapeArg for &[$t; N] {
-            fn entries(&self) -> Vec<i64> { self.iter().map(|&x| x as i64).collect() }
-        }
-    )*};
-}
-impl_shape_arg!(usize, i32, i64);
 
 impl Tensor {
     /// The same values viewed with another shape of the same size. One entry may be `-1`,
@@ -47,15 +20,23 @@ impl Tensor {
     #[track_caller]
     pub fn reshape(&self, shape: impl ShapeArg) -> Tensor {
         let spec = shape.entries();
-        let known: i64 = spec.iter().filter(|&&s| s >= 0).product();
         let holes = spec.iter().filter(|&&s| s == -1).count();
         check::ensure(
             holes <= 1 && spec.iter().all(|&s| s >= -1),
             "reshape",
             || format!("invalid target {spec:?}: sizes must be ≥ 0, with at most one -1"),
         );
-        let n = self.numel() as i64;
-        let resolved: Vec<usize> = if holes == 1 {
+        let n = self.numel();
+        // Every entry is now -1 or a size that came from a usize, so it fits in one.
+        let sizes: Vec<usize> = spec.iter().map(|&s| s.max(0) as usize).collect();
+        let resolved = if holes == 1 {
+            let known: Vec<usize> = spec
+                .iter()
+                .zip(&sizes)
+                .filter(|(s, _)| **s != -1)
+                .map(|(_, &k)| k)
+                .collect();
+            let known = check::numel("reshape", &known);
             check::ensure(known > 0 && n % known == 0, "reshape", || {
                 format!(
                     "cannot reshape {:?} ({n} elements) into {spec:?}: {n} is not a multiple of {known}",
@@ -63,22 +44,17 @@ impl Tensor {
                 )
             });
             spec.iter()
-                .map(|&s| {
-                    if s == -1 {
-                        (n / known) as usize
-                    } else {
-                        s as usize
-                    }
-                })
+                .zip(&sizes)
+                .map(|(&s, &k)| if s == -1 { n / known } else { k })
                 .collect()
         } else {
-            spec.iter().map(|&s| s as usize).collect()
+            sizes
         };
-        check::ensure(numel(&resolved) == self.numel(), "reshape", || {
+        let count = check::numel("reshape", &resolved);
+        check::ensure(count == n, "reshape", || {
             format!(
-                "cannot reshape {:?} ({n} elements) into {resolved:?} ({} elements)",
-                self.shape(),
-                numel(&resolved)
+                "cannot reshape {:?} ({n} elements) into {resolved:?} ({count} elements)",
+                self.shape()
             )
         });
         self.share_with_shape(resolved, Op::Reshape(self.clone()))
@@ -156,10 +132,16 @@ impl Tensor {
 
     /// Repeats size-1 (or missing leading) dimensions to reach `shape`, as broadcasting would.
     #[track_caller]
-    pub fn broadcast_to(&self, shape: &[usize]) -> Tensor {
+    pub fn broadcast_to(&self, shape: impl ShapeArg) -> Tensor {
+        let shape = check::sizes("broadcast_to", shape);
+        self.broadcast_to_in("broadcast_to", &shape)
+    }
+
+    #[track_caller]
+    fn broadcast_to_in(&self, op: &str, shape: &[usize]) -> Tensor {
         check::ensure(
             broadcast_shapes(self.shape(), shape).as_deref() == Some(shape),
-            "broadcast_to",
+            op,
             || {
                 format!(
                     "cannot broadcast {:?} to {shape:?}: each dimension must equal the target's or be 1",
@@ -167,6 +149,7 @@ impl Tensor {
                 )
             },
         );
+        memory::ensure_can_allocate(op, shape);
         let data = elementwise::broadcast_to(self.buffer().as_slice(), self.shape(), shape);
         Tensor::from_op(data, shape.to_vec(), Op::Expand(self.clone()))
     }
@@ -187,6 +170,7 @@ impl Tensor {
         for (i, &s) in spec.iter().enumerate() {
             target.push(match s {
                 -1 if i >= pad => self.shape()[i - pad],
+                // A non-negative entry came from a usize or a smaller type, so it fits.
                 s if s >= 0 => s as usize,
                 _ => check::fail(
                     "expand",
@@ -197,6 +181,6 @@ impl Tensor {
                 ),
             });
         }
-        self.broadcast_to(&target)
+        self.broadcast_to_in("expand", &target)
     }
 }

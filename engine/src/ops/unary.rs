@@ -9,6 +9,7 @@ use crate::tensor::Tensor;
 impl Tensor {
     /// Applies `f` to every element; `op` is what autograd records (`None` inside backward
     /// rules, which run without a graph).
+    #[track_caller]
     pub(crate) fn unary(&self, f: UnaryFn, op: Option<Op>) -> Tensor {
         let data = elementwise::map(self.buffer().as_slice(), |x| f.apply(x));
         match op {
@@ -18,37 +19,44 @@ impl Tensor {
     }
 
     /// `-x`. Same as the unary `-` operator.
+    #[track_caller]
     pub fn neg(&self) -> Tensor {
         self.unary(UnaryFn::Neg, Some(Op::Neg(self.clone())))
     }
 
     /// `eˣ`.
+    #[track_caller]
     pub fn exp(&self) -> Tensor {
         self.unary(UnaryFn::Exp, Some(Op::Exp(self.clone())))
     }
 
     /// The natural logarithm (`-inf` at 0, NaN below).
+    #[track_caller]
     pub fn log(&self) -> Tensor {
         self.unary(UnaryFn::Log, Some(Op::Log(self.clone())))
     }
 
     /// The hyperbolic tangent.
+    #[track_caller]
     pub fn tanh(&self) -> Tensor {
         self.unary(UnaryFn::Tanh, Some(Op::Tanh(self.clone())))
     }
 
     /// The logistic function `1 / (1 + e⁻ˣ)`, computed without overflow.
+    #[track_caller]
     pub fn sigmoid(&self) -> Tensor {
         self.unary(UnaryFn::Sigmoid, Some(Op::Sigmoid(self.clone())))
     }
 
     /// `max(x, 0)`. Its derivative at exactly 0 is taken as 0, as in PyTorch.
+    #[track_caller]
     pub fn relu(&self) -> Tensor {
         self.unary(UnaryFn::Relu, Some(Op::Relu(self.clone())))
     }
 
     /// The Gaussian error linear unit, in the exact (`erf`) or the `tanh` form; these match
     /// PyTorch's `gelu(x)` and `gelu(x, approximate="tanh")`.
+    #[track_caller]
     pub fn gelu(&self, approx: GeluApprox) -> Tensor {
         let f = match approx {
             GeluApprox::Erf => UnaryFn::GeluErf,
@@ -58,16 +66,19 @@ impl Tensor {
     }
 
     /// The square root (NaN below 0).
+    #[track_caller]
     pub fn sqrt(&self) -> Tensor {
         self.unary(UnaryFn::Sqrt, Some(Op::Sqrt(self.clone())))
     }
 
     /// `xᵖ` for a constant exponent `p`.
+    #[track_caller]
     pub fn powf(&self, p: f32) -> Tensor {
         self.unary(UnaryFn::Powf(p), Some(Op::Powf(self.clone(), p)))
     }
 
     /// `x²`, the same as `powf(2.0)`.
+    #[track_caller]
     pub fn square(&self) -> Tensor {
         self.powf(2.0)
     }

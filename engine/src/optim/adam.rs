@@ -155,7 +155,7 @@ impl AdamCore {
         let (b1, b2) = c.betas;
         no_grad(|| {
             for (p, state) in self.params.iter().zip(&mut self.moments) {
-                let Some(mut g) = p.grad() else { continue };
+                let Some(mut g) = p.grad().ok() else { continue };
                 let s = state.get_or_insert_with(|| Moments {
                     step: 0,
                     m: p.zeros_like(),

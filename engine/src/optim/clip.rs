@@ -29,7 +29,7 @@ pub fn clip_grad_norm(params: &[Tensor], max_norm: f32) -> f32 {
     check_non_negative("clip_grad_norm", "max_norm", max_norm);
     let grads: Vec<(&Tensor, Tensor)> = params
         .iter()
-        .filter_map(|p| p.grad().map(|g| (p, g)))
+        .filter_map(|p| p.grad().ok().map(|g| (p, g)))
         .collect();
     // Summed in f64 so the many small squares of a large model do not lose precision.
     let squares: f64 = grads

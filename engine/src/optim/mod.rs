@@ -2,12 +2,12 @@
 //! formulas exactly so a run can be compared step for step with `torch.optim`.
 //!
 //! ```
-//! use engine::nn::{Linear, Module};
+//! use engine::nn::{Linear, LinearConfig, Module};
 //! use engine::optim::{Optimizer, Sgd, SgdConfig};
 //! use engine::Tensor;
 //!
 //! engine::manual_seed(0);
-//! let layer = Linear::new(2, 1, true);
+//! let layer = Linear::new(LinearConfig { in_features: 2, out_features: 1, ..Default::default() });
 //! let mut opt = Sgd::new(layer.parameters(), SgdConfig { lr: 0.1, ..SgdConfig::default() });
 //! let x = Tensor::from_vec(vec![1.0, 2.0], &[1, 2]);
 //! let loss_before = layer.forward(&x).square().sum();

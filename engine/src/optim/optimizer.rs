@@ -31,7 +31,8 @@ pub trait Optimizer {
     fn set_lr(&mut self, lr: f32);
 }
 
-/// Refuses parameters that `assign` could not update: results of ops rather than leaves.
+/// Refuses parameters that `assign` could not update (results of ops rather than leaves)
+/// and parameters listed twice, which one step would update twice.
 #[track_caller]
 pub(crate) fn check_parameters(op: &str, params: &[Tensor]) {
     for (i, p) in params.iter().enumerate() {
@@ -41,6 +42,14 @@ pub(crate) fn check_parameters(op: &str, params: &[Tensor]) {
                 p.shape()
             )
         });
+        for (j, earlier) in params[..i].iter().enumerate() {
+            check::ensure(!earlier.same(p), op, || {
+                format!(
+                    "parameters {j} and {i} (shape {:?}) are the same tensor, which each step would update twice; hint: a model's parameters() lists a tied weight once, use that",
+                    p.shape()
+                )
+            });
+        }
     }
 }
 

@@ -97,7 +97,7 @@ impl Optimizer for Sgd {
         let c = self.config;
         no_grad(|| {
             for (p, buffer) in self.params.iter().zip(&mut self.momentum_buffers) {
-                let Some(mut d) = p.grad() else { continue };
+                let Some(mut d) = p.grad().ok() else { continue };
                 if c.weight_decay != 0.0 {
                     d = &d + p * c.weight_decay;
                 }

@@ -4,7 +4,9 @@
 // Each test file uses only some of these.
 #![allow(dead_code)]
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe, catch_unwind};
+use std::sync::Once;
 
 use engine::Tensor;
 use engine::gradcheck::{GradcheckOptions, gradcheck_with};
@@ -84,4 +86,54 @@ pub fn panic_message(f: impl FnOnce()) -> String {
         .cloned()
         .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_default()
+}
+
+thread_local! {
+    /// Set while [`panic_at`] runs the closure it expects to panic.
+    static EXPECTING_PANIC: Cell<bool> = const { Cell::new(false) };
+    /// Where the last panic on this thread was reported: file and line.
+    static PANIC_LOCATION: RefCell<Option<(String, u32)>> = const { RefCell::new(None) };
+}
+
+/// A panic raised by the closure given to [`panic_at`]: its message and where it was
+/// reported (the line `#[track_caller]` points at).
+#[derive(Debug)]
+pub struct Raised {
+    pub message: String,
+    pub file: String,
+    pub line: u32,
+}
+
+/// Runs `f`, which must panic, and returns the message with the file and line the panic
+/// was reported at. The expected panic is not printed; any other panic is, as usual.
+pub fn panic_at(f: impl FnOnce()) -> Raised {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let default = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            let at = info.location().map(|l| (l.file().to_string(), l.line()));
+            PANIC_LOCATION.with(|p| *p.borrow_mut() = at);
+            if !EXPECTING_PANIC.with(Cell::get) {
+                default(info);
+            }
+        }));
+    });
+    PANIC_LOCATION.with(|p| p.borrow_mut().take());
+    EXPECTING_PANIC.with(|e| e.set(true));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    EXPECTING_PANIC.with(|e| e.set(false));
+    let payload = result.expect_err("expected a panic");
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    let (file, line) = PANIC_LOCATION
+        .with(|p| p.borrow_mut().take())
+        .expect("the panic hook recorded a location");
+    Raised {
+        message,
+        file,
+        line,
+    }
 }

@@ -1,0 +1,20 @@
+//! Everything a lesson or a program usually needs, in one import:
+//! `use attention::prelude::*;`.
+//!
+//! It brings the attention modules and their configs, [`Mask`] and [`Fill`], the KV cache,
+//! the traits whose methods are called without naming them ([`Module`] for `eval()`,
+//! `parameters()`, `load_state_dict()`; [`AttentionWeights`] for
+//! `last_attention_weights()`), and the engine's prelude ([`Tensor`], `no_grad`,
+//! `manual_seed`, the layers and optimizers).
+//!
+//! [`Module`]: engine::nn::Module
+//! [`Tensor`]: engine::Tensor
+
+pub use crate::{
+    AdditiveAttention, AdditiveAttentionConfig, AttentionWeights, BahdanauAttention,
+    BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig, DotProductAttention,
+    DotProductAttentionConfig, Fill, KvCache, Mask, MultiHeadAdditiveAttention,
+    MultiHeadAdditiveAttentionConfig, MultiHeadAttention, MultiHeadAttentionConfig, masked_softmax,
+    scaled_dot_product_attention,
+};
+pub use engine::prelude::*;
