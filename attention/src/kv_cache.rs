@@ -188,11 +188,11 @@ impl KvCache {
         });
         assert!(
             fits,
-            "KvCache::append: growing to {new_capacity} tokens of [B, H, dk, dv] = {:?} needs {} f32 values for the keys and as many for the values, more than this machine can allocate\n  hint: KvCache::new(initial_capacity) reserves initial_capacity tokens at the first append; ask for what a sequence needs",
+            "KvCache::append: growing to {new_capacity} tokens of [B, H, dk, dv] = {:?} needs {}, more than this machine can allocate\n  hint: KvCache::new(initial_capacity) reserves initial_capacity tokens at the first append; ask for what a sequence needs",
             [b, h, dk, dv],
             match sizes {
-                Some((nk, _)) => nk.to_string(),
-                None => "more".to_string() + " than a usize can count",
+                Some((nk, nv)) => engine::memory::human((nk + nv) * size_of::<f32>()),
+                None => "more bytes than a usize can count".to_string(),
             }
         );
         self.keys = relayout(&self.keys, b * h, self.capacity, new_capacity, self.len, dk);

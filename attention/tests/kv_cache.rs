@@ -165,3 +165,12 @@ fn an_empty_sequence_gives_an_empty_output() {
         &[1, 0, 4]
     );
 }
+
+#[test]
+#[should_panic(
+    expected = "KvCache::append: growing to 18446744073709551615 tokens of [B, H, dk, dv] = [1, 2, 4, 4] needs more bytes than a usize can count"
+)]
+fn an_absurd_initial_capacity_is_refused_with_a_message_at_the_first_append() {
+    let mut cache = KvCache::new(usize::MAX);
+    cache.append(&Tensor::ones([1, 2, 1, 4]), &Tensor::ones([1, 2, 1, 4]));
+}
