@@ -782,23 +782,19 @@ fn every_module_starts_in_training_mode_and_eval_switches_dropout_off() {
     engine::manual_seed(37);
     let q = Tensor::randn([2, 3, 8]);
     let kv = Tensor::randn([2, 6, 8]);
+    let x = Tensor::randn([2, 6, 8]);
     let none = Mask::none();
 
     // DotProductAttention has no parameters: dropout 0 is simply another module.
-    let mut dot = DotProductAttention::new(DotProductAttentionConfig {
-        dropout: 0.5,
-        ..Default::default()
-    });
-    let plain = DotProductAttention::new(DotProductAttentionConfig::default());
-    let reference = plain.forward(&q, &kv, &kv, &none).to_vec();
-    let (first, second) = (
-        dot.forward(&q, &kv, &kv, &none).to_vec(),
-        dot.forward(&q, &kv, &kv, &none).to_vec(),
+    dropout_on_until_eval(
+        "DotProductAttention",
+        DotProductAttention::new(DotProductAttentionConfig {
+            dropout: 0.5,
+            ..Default::default()
+        }),
+        DotProductAttention::new(DotProductAttentionConfig::default()),
+        |m| m.forward(&q, &kv, &kv, &none).to_vec(),
     );
-    assert_ne!(first, second, "DotProductAttention: dropout on at first");
-    dot.eval();
-    assert_eq!(dot.forward(&q, &kv, &kv, &none).to_vec(), reference);
-    assert_eq!(dot.forward(&q, &kv, &kv, &none).to_vec(), reference);
 
     let cfg = MultiHeadAttentionConfig {
         num_hiddens: 8,
@@ -806,7 +802,7 @@ fn every_module_starts_in_training_mode_and_eval_switches_dropout_off() {
         dropout: 0.5,
         ..Default::default()
     };
-    let mut mha = MultiHeadAttention::new(cfg);
+    let mha = MultiHeadAttention::new(cfg);
     let plain = MultiHeadAttention::from_state_dict(
         MultiHeadAttentionConfig {
             dropout: 0.0,
@@ -815,15 +811,9 @@ fn every_module_starts_in_training_mode_and_eval_switches_dropout_off() {
         &mha.state_dict(),
     )
     .unwrap();
-    let reference = plain.forward(&q, &kv, &kv, &none).to_vec();
-    let (first, second) = (
-        mha.forward(&q, &kv, &kv, &none).to_vec(),
-        mha.forward(&q, &kv, &kv, &none).to_vec(),
-    );
-    assert_ne!(first, second, "MultiHeadAttention: dropout on at first");
-    mha.eval();
-    assert_eq!(mha.forward(&q, &kv, &kv, &none).to_vec(), reference);
-    assert_eq!(mha.forward(&q, &kv, &kv, &none).to_vec(), reference);
+    dropout_on_until_eval("MultiHeadAttention", mha, plain, |m| {
+        m.forward(&q, &kv, &kv, &none).to_vec()
+    });
 
     let cfg = AdditiveAttentionConfig {
         query_size: 8,
@@ -832,7 +822,7 @@ fn every_module_starts_in_training_mode_and_eval_switches_dropout_off() {
         dropout: 0.5,
         ..Default::default()
     };
-    let mut additive = AdditiveAttention::new(cfg);
+    let additive = AdditiveAttention::new(cfg);
     let plain = AdditiveAttention::from_state_dict(
         AdditiveAttentionConfig {
             dropout: 0.0,
@@ -841,15 +831,9 @@ fn every_module_starts_in_training_mode_and_eval_switches_dropout_off() {
         &additive.state_dict(),
     )
     .unwrap();
-    let reference = plain.forward(&q, &kv, &kv, &none).to_vec();
-    let (first, second) = (
-        additive.forward(&q, &kv, &kv, &none).to_vec(),
-        additive.forward(&q, &kv, &kv, &none).to_vec(),
-    );
-    assert_ne!(first, second, "AdditiveAttention: dropout on at first");
-    additive.eval();
-    assert_eq!(additive.forward(&q, &kv, &kv, &none).to_vec(), reference);
-    assert_eq!(additive.forward(&q, &kv, &kv, &none).to_vec(), reference);
+    dropout_on_until_eval("AdditiveAttention", additive, plain, |m| {
+        m.forward(&q, &kv, &kv, &none).to_vec()
+    });
 
     let cfg = CausalSelfAttentionConfig {
         d_model: 8,
@@ -857,7 +841,7 @@ fn every_module_starts_in_training_mode_and_eval_switches_dropout_off() {
         dropout: 0.5,
         ..Default::default()
     };
-    let mut csa = CausalSelfAttention::new(cfg);
+    let csa = CausalSelfAttention::new(cfg);
     let plain = CausalSelfAttention::from_state_dict(
         CausalSelfAttentionConfig {
             dropout: 0.0,
@@ -866,16 +850,25 @@ fn every_module_starts_in_training_mode_and_eval_switches_dropout_off() {
         &csa.state_dict(),
     )
     .unwrap();
-    let x = Tensor::randn([2, 6, 8]);
-    let reference = plain.forward(&x, &none).to_vec();
-    let (first, second) = (
-        csa.forward(&x, &none).to_vec(),
-        csa.forward(&x, &none).to_vec(),
-    );
-    assert_ne!(first, second, "CausalSelfAttention: dropout on at first");
-    csa.eval();
-    assert_eq!(csa.forward(&x, &none).to_vec(), reference);
-    assert_eq!(csa.forward(&x, &none).to_vec(), reference);
+    dropout_on_until_eval("CausalSelfAttention", csa, plain, |m| {
+        m.forward(&x, &none).to_vec()
+    });
+}
+
+/// A new `module` drops out (two passes differ); after `eval()` it gives exactly what the
+/// same weights without dropout (`plain`) give.
+#[track_caller]
+fn dropout_on_until_eval<M: Module>(
+    name: &str,
+    mut module: M,
+    plain: M,
+    run: impl Fn(&M) -> Vec<f32>,
+) {
+    let reference = run(&plain);
+    assert_ne!(run(&module), run(&module), "{name}: dropout on at first");
+    module.eval();
+    assert_eq!(run(&module), reference, "{name} after eval()");
+    assert_eq!(run(&module), reference, "{name} after eval(), again");
 }
 
 /// The prelude alone is enough to switch a module to evaluation and read its weights.

@@ -174,3 +174,16 @@ fn an_absurd_initial_capacity_is_refused_with_a_message_at_the_first_append() {
     let mut cache = KvCache::new(usize::MAX);
     cache.append(&Tensor::ones([1, 2, 1, 4]), &Tensor::ones([1, 2, 1, 4]));
 }
+
+#[test]
+#[should_panic(expected = "more than this machine can allocate")]
+fn growth_is_refused_when_the_values_alone_cannot_be_allocated() {
+    // Keys of 1 feature fit (16 MiB); values of 2^24 features for 2^22 tokens would take
+    // 256 TiB, more than a 64-bit machine's address space, so the refusal does not depend
+    // on how much memory the machine has.
+    let mut cache = KvCache::new(1 << 22);
+    cache.append(
+        &Tensor::ones([1, 1, 1, 1]),
+        &Tensor::ones([1, 1, 1, 1 << 24]),
+    );
+}

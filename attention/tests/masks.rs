@@ -257,3 +257,56 @@ fn safe_fill_with_no_keys_at_all_gives_empty_weights() {
     w.sum().backward();
     assert_eq!(scores.grad().unwrap().shape(), &[2, 3, 0]);
 }
+
+#[test]
+#[should_panic(
+    expected = "masked_softmax: valid lengths must have shape [2] (one per batch element) or [2, 3] (one per query) for attention scores [2, 3, 4], found [2, 4]"
+)]
+fn per_query_valid_lengths_for_another_number_of_queries_are_refused() {
+    let lens = Mask::valid_lens(&Tensor::from_vec(vec![1.0; 8], [2, 4]));
+    masked_softmax(&Tensor::zeros([2, 3, 4]), &lens, Fill::Safe);
+}
+
+#[test]
+#[should_panic(expected = "found [3, 3]")]
+fn per_query_valid_lengths_for_another_batch_size_are_refused() {
+    let lens = Mask::valid_lens(&Tensor::from_vec(vec![1.0; 9], [3, 3]));
+    masked_softmax(&Tensor::zeros([2, 3, 4]), &lens, Fill::Safe);
+}
+
+#[test]
+fn per_query_valid_lengths_reach_the_query_dimension_of_higher_rank_scores() {
+    // Scores [B, H1, H2, Q, K]: the lengths [B, Q] apply to dimension -2 whatever the rank.
+    let scores = Tensor::zeros([2, 1, 1, 3, 4]);
+    let lens = Mask::valid_lens(&Tensor::from_vec(
+        vec![1.0, 2.0, 4.0, 4.0, 3.0, 1.0],
+        [2, 3],
+    ));
+    let w = rows(&masked_softmax(&scores, &lens, Fill::Safe));
+    assert_eq!(w[0], vec![1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(w[1], vec![0.5, 0.5, 0.0, 0.0]);
+    assert_eq!(w[2], vec![0.25; 4]);
+    assert_eq!(w[3], vec![0.25; 4]);
+    assert_eq!(w[4], vec![1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 0.0]);
+    assert_eq!(w[5], vec![1.0, 0.0, 0.0, 0.0]);
+}
+
+#[test]
+fn is_none_says_whether_anything_is_hidden() {
+    assert!(Mask::none().is_none());
+    assert!(Mask::default().is_none());
+    assert!(!Mask::causal().is_none());
+    assert!(!(Mask::none() & Mask::causal()).is_none());
+}
+
+#[test]
+fn masks_compose_by_reference_too() {
+    let pad = Tensor::from_vec(vec![1.0, 1.0, 0.0], [1, 3]);
+    let (causal, padding) = (Mask::causal(), Mask::key_padding(&pad));
+    let both = &causal & &padding;
+    let keep = both.keep_for("test", &[1, 3, 3]).unwrap();
+    assert_eq!(
+        keep.to_vec(),
+        vec![1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0]
+    );
+}
