@@ -72,6 +72,7 @@ impl Tensor {
     }
 }
 
+// ANCHOR: reverse_topological
 /// Every tensor that requires a gradient and is reachable from `root`, newest first.
 fn reverse_topological(root: &Tensor) -> Vec<Tensor> {
     let mut seen = std::collections::HashSet::new();
@@ -94,7 +95,9 @@ fn reverse_topological(root: &Tensor) -> Vec<Tensor> {
     found.sort_unstable_by_key(|t| std::cmp::Reverse(t.0.id));
     found
 }
+// ANCHOR_END: reverse_topological
 
+// ANCHOR: run_backward
 #[track_caller]
 fn run_backward(root: &Tensor, upstream: Tensor) {
     let mut grads: HashMap<u64, Tensor> = HashMap::new();
@@ -133,7 +136,9 @@ fn run_backward(root: &Tensor, upstream: Tensor) {
         }
     }
 }
+// ANCHOR_END: run_backward
 
+// ANCHOR: sum_to
 /// Sums `g` over the dimensions that broadcasting added or repeated, giving `shape`.
 fn sum_to(g: &Tensor, shape: &[usize]) -> Tensor {
     if g.shape() == shape {
@@ -145,6 +150,7 @@ fn sum_to(g: &Tensor, shape: &[usize]) -> Tensor {
         .collect();
     g.sum_dims_keepdim(&dims).reshape(shape)
 }
+// ANCHOR_END: sum_to
 
 /// `g` with the reduced dimensions put back as size 1, then broadcast to `shape`.
 fn unreduce(g: &Tensor, shape: &[usize], dims: &[usize], keepdim: bool) -> Tensor {
@@ -156,6 +162,7 @@ fn unreduce(g: &Tensor, shape: &[usize], dims: &[usize], keepdim: bool) -> Tenso
     g.broadcast_to(shape)
 }
 
+// ANCHOR: input_grads
 /// The gradient for each input of `op` (`None` where the input needs none), given the
 /// op's output `out` and the gradient `g` of the loss with respect to `out`.
 ///
@@ -193,6 +200,7 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
         Op::Tanh(x) => one(x, &|| g * (1.0 - out.square())),
         // d σ(x) = σ(x)(1 − σ(x)) dx
         Op::Sigmoid(x) => one(x, &|| g * out * (1.0 - out)),
+        // ANCHOR_END: input_grads
         // d relu(x) = [x > 0] dx
         Op::Relu(x) => one(x, &|| g * x.unary(UnaryFn::Step, None)),
         Op::Gelu(x, approx) => one(x, &|| {
@@ -225,6 +233,7 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
             let count = hits.sum_dims_keepdim(&dims);
             unreduce(g, x.shape(), &dims, *keepdim) * hits / count
         }),
+        // ANCHOR: input_grads_matmul
         // With s = softmax(x): dx = s ⊙ (g − Σ g ⊙ s)
         Op::Softmax(x, d) => one(x, &|| out * (g - (g * out).sum_dim_keepdim(*d))),
         // With l = log_softmax(x): dx = g − softmax(x) Σ g = g − eˡ Σ g
@@ -234,6 +243,7 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
             wants(a).then(|| sum_to(&g.matmul(&b.transpose(-1, -2)), a.shape())),
             wants(b).then(|| sum_to(&a.transpose(-1, -2).matmul(g), b.shape())),
         ],
+        // ANCHOR_END: input_grads_matmul
         Op::Reshape(x) => one(x, &|| g.reshape(x.shape())),
         // Undo the permutation: output dim d came from input dim perm[d].
         Op::Permute(x, perm) => one(x, &|| {

@@ -1,0 +1,302 @@
+//! # Chapter 4: masked softmax
+//!
+//! The code of the fourth lesson (the page is `book/src/ch04-masked-softmax.md`):
+//!
+//! 1. [`padded_batch`] and [`token_scores`]: why a batch needs a mask, on two sentences
+//!    padded to one length.
+//! 2. [`sequence_keep`], [`sequence_mask`], [`lens_per_row`] and [`masked_softmax_by_hand`]:
+//!    d2l's masked softmax written from scratch with engine ops, for valid lengths `[B]`
+//!    and `[B, Q]`, checked against the library's [`attention::masked_softmax`].
+//! 3. [`a_training_step`] and [`FloatFormat`]: what the fill value (`-1e6`, `-1e9`, `-inf`)
+//!    does to a fully masked row, to its gradients, and in 16-bit floats.
+//! 4. [`softmax_over_visible`]: a softmax that leaves hidden keys out without any sentinel
+//!    value, the idea of the library's `Fill::Safe`.
+//! 5. [`decoder_mask`]: causal order and padding combined with `&`, and the fully masked
+//!    rows a left-padded decoder batch has.
+//! 6. [`valid_lens_figure`] and [`causal_figure`]: the page's heatmaps.
+//! 7. [`tour`]: everything the page prints (`cargo run -p chapter04 --example tour`).
+//!
+//! The exercises are in [`exercises`]: out of the box the reference solutions run; with
+//! `--features exercises` your own `src/exercises.rs` does.
+
+use attention::{D2L_FILL, Fill, Mask, masked_softmax};
+use engine::Tensor;
+
+mod batch;
+mod by_hand;
+mod fill;
+
+pub use batch::{
+    PAD, VOCAB, causal_figure, decoder_mask, decoder_weights, embedding_table,
+    left_padded_sequence, padded_batch, padded_batch_lens, padded_batch_scores, token_scores,
+    tokens, valid_lens_figure,
+};
+pub use by_hand::{
+    lens_per_row, masked_softmax_by_hand, sequence_keep, sequence_mask, softmax_over_visible,
+};
+pub use fill::{BF16, F16, F32, FloatFormat, StepGradients, a_training_step};
+
+/// The exercises of this chapter: the reference solutions, or with `--features exercises`
+/// the learner's file `src/exercises.rs`.
+#[cfg(not(feature = "exercises"))]
+#[path = "solutions.rs"]
+pub mod exercises;
+
+/// The exercises of this chapter: the learner's file `src/exercises.rs`.
+#[cfg(feature = "exercises")]
+#[path = "exercises.rs"]
+pub mod exercises;
+
+/// Scores in, weights out: one way of masking, as the tour's fill table compares them.
+type Attend<'a> = &'a dyn Fn(&Tensor) -> Tensor;
+
+/// Values as rows of `row_len`, four decimals: `[0.2689 0.7311 0.0000] [NaN NaN NaN]`.
+fn rows(values: &[f32], row_len: usize) -> String {
+    values
+        .chunks(row_len)
+        .map(|row| {
+            let row: Vec<String> = row.iter().map(|v| format!("{v:.4}")).collect();
+            format!("[{}]", row.join(" "))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs `f`, which is expected to panic, and returns its message.
+fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(f);
+    std::panic::set_hook(previous);
+    let payload = result.expect_err("expected a panic");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+/// Everything the chapter's page shows, in order: `cargo run -p chapter04 --example tour`
+/// prints it, and a test checks that the page quotes it exactly.
+pub fn tour() -> String {
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+
+    line("== 1. A padded batch".into());
+    // ANCHOR: tour_batch
+    let ids = padded_batch(); //                  [2, 4]: "the cat sat <pad>", "a dog <pad> <pad>"
+    let scores = padded_batch_scores(); //        [2, 4, 4]
+    line(format!(
+        "ids.shape() = {:?}, scores.shape() = {:?}",
+        ids.shape(),
+        scores.shape()
+    ));
+    // The weight each query of "a dog <pad> <pad>" gives the two <pad> keys.
+    let on_padding = |w: &Tensor| w.narrow(0, 1, 1).narrow(2, 2, 2).sum_dim(-1).squeeze(0);
+    line(format!(
+        "no mask:   weight on <pad> = {:.4}",
+        on_padding(&scores.softmax(-1))
+    ));
+    let lens = padded_batch_lens(); //            [2]: 3 and 2 real tokens
+    let masked = masked_softmax(&scores, &Mask::valid_lens(&lens), Fill::Safe);
+    line(format!(
+        "with mask: weight on <pad> = {:.4}",
+        on_padding(&masked)
+    ));
+    // ANCHOR_END: tour_batch
+
+    line("== 2. Masked softmax by hand, step by step".into());
+    // ANCHOR: tour_steps
+    engine::manual_seed(1);
+    let x = Tensor::rand([2, 2, 4], 0.0, 1.0); // d2l: torch.rand(2, 2, 4)
+    let valid_lens = Tensor::from_vec(vec![2.0, 3.0], [2]); // [B]
+    line(format!(
+        "x.shape() = {:?}, valid_lens = {valid_lens:.0}",
+        x.shape()
+    ));
+    let lens = lens_per_row(&valid_lens, x.size(1));
+    line(format!("lens_per_row = {lens:.0}"));
+    let x_rows = x.reshape((-1, x.size(2)));
+    line(format!("rows.shape() = {:?}", x_rows.shape()));
+    line(format!(
+        "keep = {:.0}",
+        sequence_keep(&lens, x_rows.size(1))
+    ));
+    line(format!(
+        "filled = {:.4}",
+        sequence_mask(&x_rows, &lens, D2L_FILL)
+    ));
+    let weights = masked_softmax_by_hand(&x, Some(&valid_lens), D2L_FILL);
+    line(format!("weights = {weights:.4}"));
+    // ANCHOR_END: tour_steps
+
+    // ANCHOR: tour_per_query
+    let per_query = Tensor::from_vec(vec![1.0, 3.0, 2.0, 4.0], [2, 2]); // [B, Q]
+    let weights_per_query = masked_softmax_by_hand(&x, Some(&per_query), D2L_FILL);
+    line(format!(
+        "weights (lengths per query) = {weights_per_query:.4}"
+    ));
+    // ANCHOR_END: tour_per_query
+
+    // ANCHOR: tour_library
+    let library = masked_softmax(&x, &Mask::valid_lens(&valid_lens), Fill::D2l);
+    let same = weights.to_vec() == library.to_vec();
+    line(format!("by hand == library, lengths [B]:    {same}"));
+    let library = masked_softmax(&x, &Mask::valid_lens(&per_query), Fill::D2l);
+    let same = weights_per_query.to_vec() == library.to_vec();
+    line(format!("by hand == library, lengths [B, Q]: {same}"));
+    // ANCHOR_END: tour_library
+
+    line("== 3. Fill values: a row with 2 visible keys, a row with none".into());
+    // ANCHOR: tour_fill
+    let scores = Tensor::from_vec(vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0], [2, 1, 3]);
+    let lens = Tensor::from_vec(vec![2.0, 0.0], [2]); // example 1 may see no key
+    let d2l = |s: &Tensor| masked_softmax_by_hand(s, Some(&lens), -1e6);
+    let article = |s: &Tensor| masked_softmax_by_hand(s, Some(&lens), -1e9);
+    let neg_inf = |s: &Tensor| masked_softmax_by_hand(s, Some(&lens), f32::NEG_INFINITY);
+    let safe = |s: &Tensor| masked_softmax(s, &Mask::valid_lens(&lens), Fill::Safe);
+    let fills: [(&str, Attend<'_>); 4] = [
+        ("-1e6 (d2l)", &d2l),
+        ("-1e9 (first article)", &article),
+        ("-inf", &neg_inf),
+        ("Fill::Safe", &safe),
+    ];
+    for (name, attend) in &fills {
+        line(format!(
+            "{name:>20}: {}",
+            rows(&attend(&scores).to_vec(), 3)
+        ));
+    }
+    // ANCHOR_END: tour_fill
+
+    line("== 4. Gradients of a training step".into());
+    // ANCHOR: tour_gradients
+    for (name, attend) in &fills {
+        let g = a_training_step(attend, [1.0, 1.0]);
+        line(format!(
+            "{name:>20}: loss = {:.4}, dL/dvalues = {}, dL/dw = {:.4}",
+            g.loss,
+            rows(&g.values, 3),
+            g.shared
+        ));
+    }
+    let g = a_training_step(neg_inf, [1.0, 0.0]); // example 1 left out of the loss
+    line(format!(
+        "-inf, example 1 weighted 0 in the loss: loss = {:.4}, dL/dw = {:.4}",
+        g.loss, g.shared
+    ));
+    // ANCHOR_END: tour_gradients
+
+    line("== 5. Real scores below the fill value".into());
+    // ANCHOR: tour_extreme
+    let extreme = Tensor::from_vec(vec![-2e6, -2_000_001.0, 0.0], [1, 1, 3]);
+    let two = Tensor::from_vec(vec![2.0], [1]); // the third key is padding
+    let d2l = masked_softmax_by_hand(&extreme, Some(&two), -1e6);
+    let article = masked_softmax_by_hand(&extreme, Some(&two), -1e9);
+    let safe = masked_softmax(&extreme, &Mask::valid_lens(&two), Fill::Safe);
+    for (name, weights) in [
+        ("-1e6 (d2l)", d2l),
+        ("-1e9 (first article)", article),
+        ("Fill::Safe", safe),
+    ] {
+        line(format!("{name:>20}: {}", rows(&weights.to_vec(), 3)));
+    }
+    // ANCHOR_END: tour_extreme
+
+    line("== 6. Fill values in 16-bit floats".into());
+    // ANCHOR: tour_formats
+    for format in [F16, BF16, F32] {
+        let overflow = [-1e4, -1e6, -1e9].map(|fill| format.overflows(fill));
+        line(format!(
+            "{:>4}: largest finite {:.4e}; -1e4, -1e6, -1e9 overflow to -inf: {overflow:?}",
+            format.name,
+            format.largest_finite()
+        ));
+    }
+    // ANCHOR_END: tour_formats
+
+    line("== 7. Leaving hidden keys out, by hand".into());
+    // ANCHOR: tour_visible
+    let keep = sequence_keep(&lens, 3).reshape([2, 1, 3]); // lengths [2, 0]
+    let by_hand = softmax_over_visible(&scores, &keep);
+    line(format!(
+        "softmax_over_visible: {}",
+        rows(&by_hand.to_vec(), 3)
+    ));
+    let library = masked_softmax(&scores, &Mask::valid_lens(&lens), Fill::Safe);
+    line(format!(
+        "same as Fill::Safe: {}",
+        by_hand.to_vec() == library.to_vec()
+    ));
+    let keep = sequence_keep(&two, 3).reshape([1, 1, 3]);
+    let by_hand = softmax_over_visible(&extreme, &keep);
+    line(format!("extreme scores: {}", rows(&by_hand.to_vec(), 3)));
+    // ANCHOR_END: tour_visible
+
+    line("== 8. Masks as values".into());
+    // ANCHOR: tour_lens_masks
+    let per_example = Mask::valid_lens(&Tensor::from_vec(vec![3.0, 1.0], [2]));
+    let keep = per_example.keep_for("tour", &[2, 3, 4]).expect("a mask");
+    line(format!(
+        "valid_lens [B] for scores [2, 3, 4]: keep = {keep:.0}"
+    ));
+    let steps = Mask::valid_lens(&Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], [1, 4]));
+    let as_lens = steps.keep_for("tour", &[1, 4, 4]).expect("a mask");
+    let causal = Mask::causal().keep_for("tour", &[1, 4, 4]).expect("a mask");
+    line(format!(
+        "valid_lens [[1, 2, 3, 4]] == causal: {}",
+        as_lens.to_vec() == causal.to_vec()
+    ));
+    // ANCHOR_END: tour_lens_masks
+
+    // ANCHOR: tour_causal
+    let last = Mask::causal().keep_for("tour", &[1, 2, 4]).expect("a mask");
+    line(format!("causal, 2 queries, 4 keys: {last:.0}"));
+    let first = Mask::causal_with_offset(0)
+        .keep_for("tour", &[1, 2, 4])
+        .expect("a mask");
+    line(format!("causal_with_offset(0):     {first:.0}"));
+    // ANCHOR_END: tour_causal
+
+    // ANCHOR: tour_packed
+    // Two sequences packed into one row of 5 tokens: segment 0 then segment 1.
+    let segment = Tensor::from_vec(vec![0.0, 0.0, 1.0, 1.0, 1.0], [5]);
+    let same_segment = segment.reshape([5, 1]).eq_mask(&segment.reshape([1, 5])); // [5, 5]
+    let packed = Mask::keep(&same_segment.unsqueeze(0)) & Mask::causal(); // keep: [1, 5, 5]
+    let keep = packed.keep_for("tour", &[1, 5, 5]).expect("a mask");
+    line(format!("packed & causal: {keep:.0}"));
+    // ANCHOR_END: tour_packed
+
+    line("== 9. Causal order and left padding".into());
+    // ANCHOR: tour_decoder
+    let keep = decoder_mask().keep_for("tour", &[1, 5, 5]).expect("a mask");
+    line(format!(
+        "keys visible to each query: {:.0}",
+        keep.sum_dim(-1)
+    ));
+    let d2l = decoder_weights(Fill::D2l).to_vec();
+    let safe = decoder_weights(Fill::Safe).to_vec();
+    line(format!("query 0, Fill::D2l:  {}", rows(&d2l[..5], 5)));
+    line(format!("query 0, Fill::Safe: {}", rows(&safe[..5], 5)));
+    line(format!("query 4, Fill::Safe: {}", rows(&safe[20..], 5)));
+    // ANCHOR_END: tour_decoder
+
+    line("== 10. A padding mask passed as a keep mask".into());
+    // ANCHOR: tour_error
+    let message = panic_message(|| {
+        let scores = Tensor::zeros([2, 4, 4]); //          [B, Q, K]
+        let padding = Tensor::ones([2, 4]); //             [B, K]: a padding mask…
+        let _ = masked_softmax(&scores, &Mask::keep(&padding), Fill::Safe); // …passed as keep
+    });
+    line(message);
+    // ANCHOR_END: tour_error
+
+    out
+}
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../book/src/ch04-masked-softmax.md")]
+struct Book;
