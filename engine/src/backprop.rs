@@ -244,6 +244,11 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
             wants(b).then(|| sum_to(&a.transpose(-1, -2).matmul(g), b.shape())),
         ],
         // ANCHOR_END: input_grads_matmul
+        // C = A Bᵀ: dA = dC B, dB = dCᵀ A (summed over broadcast batch dimensions)
+        Op::MatmulT(a, b) => vec![
+            wants(a).then(|| sum_to(&g.matmul(b), a.shape())),
+            wants(b).then(|| sum_to(&g.transpose(-1, -2).matmul(a), b.shape())),
+        ],
         Op::Reshape(x) => one(x, &|| g.reshape(x.shape())),
         // Undo the permutation: output dim d came from input dim perm[d].
         Op::Permute(x, perm) => one(x, &|| {

@@ -48,7 +48,7 @@
 //! | `neg` `exp` `log` `tanh` `sigmoid` `relu` `gelu` `sqrt` `powf` | `ops/unary.rs` | `ops/elementwise_fn.rs` | `Op::Neg` … `Op::Powf` |
 //! | `sum` `sum_dim` `sum_dims` `max` `max_dim` (`mean` = sum × 1/n) | `ops/reduce.rs` | `cpu/reduce.rs` | `Op::Sum`, `Op::Max` |
 //! | `softmax` `log_softmax` | `ops/softmax.rs` | `cpu/reduce.rs` | `Op::Softmax`, `Op::LogSoftmax` |
-//! | `matmul` `bmm` | `ops/matmul.rs` | `cpu/matmul.rs` | `Op::Matmul` |
+//! | `matmul` `bmm` `matmul_t` | `ops/matmul.rs` | `cpu/matmul.rs` | `Op::Matmul`, `Op::MatmulT` |
 //! | `reshape` `unsqueeze` `squeeze` `permute` `transpose` `broadcast_to` `expand` | `ops/reshape.rs` | `cpu/layout.rs` | `Op::Reshape`, `Op::Permute`, `Op::Expand` |
 //! | `concat` `stack` `narrow` `slice` | `ops/join.rs` | `cpu/layout.rs` | `Op::Concat`, `Op::Narrow` |
 //! | `index_select` `embedding` `repeat_interleave` `where_cond` `masked_fill` | `ops/indexing.rs` | `cpu/layout.rs`, `cpu/elementwise.rs` | `Op::IndexSelect`, `Op::Where` |

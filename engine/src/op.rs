@@ -45,6 +45,8 @@ pub(crate) enum Op {
     Softmax(Tensor, usize),
     LogSoftmax(Tensor, usize),
     Matmul(Tensor, Tensor),
+    /// `a · bᵀ` over the last two dimensions, reading `b` in place.
+    MatmulT(Tensor, Tensor),
     Reshape(Tensor),
     Permute(Tensor, Vec<usize>),
     Expand(Tensor),
@@ -89,6 +91,7 @@ impl Op {
             Op::Softmax(..) => "softmax",
             Op::LogSoftmax(..) => "log_softmax",
             Op::Matmul(..) => "matmul",
+            Op::MatmulT(..) => "matmul_t",
             Op::Reshape(_) => "reshape",
             Op::Permute(..) => "permute",
             Op::Expand(_) => "expand",
@@ -110,9 +113,12 @@ impl Op {
     /// The tensors this op read, in argument order.
     pub(crate) fn inputs(&self) -> Vec<&Tensor> {
         match self {
-            Op::Add(a, b) | Op::Sub(a, b) | Op::Mul(a, b) | Op::Div(a, b) | Op::Matmul(a, b) => {
-                vec![a, b]
-            }
+            Op::Add(a, b)
+            | Op::Sub(a, b)
+            | Op::Mul(a, b)
+            | Op::Div(a, b)
+            | Op::Matmul(a, b)
+            | Op::MatmulT(a, b) => vec![a, b],
             Op::Neg(x)
             | Op::Exp(x)
             | Op::Log(x)

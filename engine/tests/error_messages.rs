@@ -379,3 +379,26 @@ fn errors_raised_inside_loops_and_helpers_still_point_at_the_caller() {
         "rand: needs finite low < high, found low = 1, high = 0"
     );
 }
+
+#[test]
+fn matmul_t_names_both_shapes_and_suggests_matmul_when_the_right_is_not_transposed() {
+    let (message, _, _) = failure(|| {
+        engine::Tensor::zeros([2, 3]).matmul_t(&engine::Tensor::zeros([3, 4]));
+    });
+    assert!(
+        message.starts_with("matmul_t: cannot multiply [2, 3] by the transpose of [3, 4]"),
+        "{message}"
+    );
+    assert!(message.contains("did you mean matmul?"), "{message}");
+}
+
+#[test]
+fn matmul_t_equals_matmul_with_the_transpose_exactly() {
+    engine::manual_seed(7);
+    let a = engine::Tensor::randn([2, 3, 5]);
+    let b = engine::Tensor::randn([4, 5]);
+    assert_eq!(
+        a.matmul_t(&b).to_vec(),
+        a.matmul(&b.transpose(0, 1)).to_vec()
+    );
+}

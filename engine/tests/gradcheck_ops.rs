@@ -381,6 +381,26 @@ fn matmul_gradcheck_broadcast_batch_dims() {
 }
 
 #[test]
+fn matmul_t_gradcheck_2d_batched_and_broadcast() {
+    // C = A Bᵀ: dA = dC B, dB = dCᵀ A, summed over broadcast batch dimensions.
+    check(
+        "[3,4]x[2,4]ᵀ",
+        |t| t[0].matmul_t(&t[1]),
+        &[randn(&[3, 4], 100), randn(&[2, 4], 101)],
+    );
+    check(
+        "[2,1,3,4]x[5,2,4]ᵀ",
+        |t| t[0].matmul_t(&t[1]),
+        &[randn(&[2, 1, 3, 4], 102), randn(&[5, 2, 4], 103)],
+    );
+    check(
+        "[2,3,4]x[5,4]ᵀ (a Linear layer's weight)",
+        |t| t[0].matmul_t(&t[1]),
+        &[randn(&[2, 3, 4], 104), randn(&[5, 4], 105)],
+    );
+}
+
+#[test]
 fn bmm_gradcheck() {
     check(
         "bmm [2,3,4]x[2,4,3]",

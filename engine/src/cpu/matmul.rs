@@ -1,14 +1,35 @@
 //! Matrix multiplication, batched over leading dimensions that broadcast.
+//!
+//! Two kernels compute the same thing:
+//! - [`matmul_reference`]: the plain triple loop, in the cache-friendly `i → p → j` order.
+//!   It is the definition a reader can check by eye, and the tests hold the fast path to it.
+//! - the fast path, used by every op: `matrixmultiply::sgemm`, a well-kept pure-Rust
+//!   kernel (the one `ndarray` uses) that blocks the matrices for the caches, keeps a tile of
+//!   the result in SIMD registers, and picks AVX/FMA or NEON at run time. A from-scratch
+//!   version of each of those steps is the subject of a later chapter; the engine uses the
+//!   crate so that the lessons' examples run at a useful speed.
+//!
+//! The two differ only in the order in which products are summed, so results agree to
+//! float rounding (the tests compare them at 1e-5 relative).
 
 use super::StridedOffsets;
 use super::strided::broadcast_strides;
 
-/// `out[m, n] += a[m, k] · b[k, n]` for one pair of row-major matrices.
+/// `out[m, n] += a[m, k] · b[k, n]` for one pair of row-major matrices, by the definition.
 ///
 /// The loop order is `i → p → j`: the innermost loop walks a row of `b` and a row of `out`,
 /// both contiguous, instead of a column of `b` (a stride of `n` floats per step). This is the
-/// plain, cache-friendly version; it is not blocked or multi-threaded.
-fn matmul_one(a: &[f32], b: &[f32], out: &mut [f32], m: usize, k: usize, n: usize) {
+/// plain, cache-friendly version; it is not blocked, vectorised by hand or multi-threaded.
+// Used by the tests only, which hold the fast path to it: it is kept as the definition.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn matmul_reference(
+    a: &[f32],
+    b: &[f32],
+    out: &mut [f32],
+    m: usize,
+    k: usize,
+    n: usize,
+) {
     for i in 0..m {
         let out_row = &mut out[i * n..(i + 1) * n];
         for p in 0..k {
@@ -21,31 +42,152 @@ fn matmul_one(a: &[f32], b: &[f32], out: &mut [f32], m: usize, k: usize, n: usiz
     }
 }
 
-/// Batched matmul: `a: [..batch_a, m, k]`, `b: [..batch_b, k, n]`, batches broadcast to
+/// How the right operand of a product is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rhs {
+    /// `b` is `[k, n]`, row-major: the product is `a · b`.
+    AsIs,
+    /// `b` is `[n, k]`, row-major: the product is `a · bᵀ`, read in place (a `Linear` layer's
+    /// weight is stored this way, so no transposed copy is made per call).
+    Transposed,
+}
+
+/// `out[m, n] = a[m, k] · b` with the fast kernel, `b` stored as `rhs` says (`out` starts as
+/// zeros).
+fn matmul_fast(a: &[f32], b: &[f32], rhs: Rhs, out: &mut [f32], (m, k, n): (usize, usize, usize)) {
+    assert!(
+        a.len() == m * k && b.len() == k * n && out.len() == m * n,
+        "matmul kernel: slices of {}, {} and {} values for [{m}, {k}] × [{k}, {n}]",
+        a.len(),
+        b.len(),
+        out.len()
+    );
+    if m == 0 || n == 0 {
+        return;
+    }
+    // Row-major strides, in elements: moving one row skips a whole row, one column one value.
+    let stride = |cols: usize| isize::try_from(cols).expect("a row fits in memory");
+    // b[p, j] sits at p·rsb + j·csb: row-major [k, n], or row-major [n, k] read as its
+    // transpose.
+    let (rsb, csb) = match rhs {
+        Rhs::AsIs => (stride(n), 1),
+        Rhs::Transposed => (1, stride(k)),
+    };
+    // SAFETY: the assertion above guarantees that `a` holds m·k values, `b` k·n and `out`
+    // m·n, laid out row-major with the strides given, so every index sgemm forms from
+    // (m, k, n) and these strides is inside its slice; `out` is borrowed mutably, so it
+    // aliases neither input.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            stride(k),
+            1,
+            b.as_ptr(),
+            rsb,
+            csb,
+            0.0,
+            out.as_mut_ptr(),
+            stride(n),
+            1,
+        );
+    }
+}
+
+/// Batched matmul: `a: [..batch_a, m, k]` times `b: [..batch_b, k, n]` (or, with
+/// [`Rhs::Transposed`], `b: [..batch_b, n, k]` read as its transpose), batches broadcast to
 /// `batch` (already computed by the caller). Returns `[..batch, m, n]` values.
 pub(crate) fn matmul(
-    a: &[f32],
-    a_shape: &[usize],
-    b: &[f32],
-    b_shape: &[usize],
+    (a, a_shape): (&[f32], &[usize]),
+    (b, b_shape): (&[f32], &[usize]),
+    rhs: Rhs,
     batch: &[usize],
 ) -> Vec<f32> {
     let (ra, rb) = (a_shape.len(), b_shape.len());
-    let (m, k, n) = (a_shape[ra - 2], a_shape[ra - 1], b_shape[rb - 1]);
+    let (m, k) = (a_shape[ra - 2], a_shape[ra - 1]);
+    let n = match rhs {
+        Rhs::AsIs => b_shape[rb - 1],
+        Rhs::Transposed => b_shape[rb - 2],
+    };
     let count: usize = batch.iter().product();
     let mut out = vec![0.0; count * m * n];
     // Offsets count whole matrices; broadcast batch dims get stride 0.
     let a_mats = StridedOffsets::new(batch, broadcast_strides(&a_shape[..ra - 2], batch));
     let b_mats = StridedOffsets::new(batch, broadcast_strides(&b_shape[..rb - 2], batch));
     for (idx, (ia, ib)) in a_mats.zip(b_mats).enumerate() {
-        matmul_one(
+        matmul_fast(
             &a[ia * m * k..(ia + 1) * m * k],
             &b[ib * k * n..(ib + 1) * k * n],
+            rhs,
             &mut out[idx * m * n..(idx + 1) * m * n],
-            m,
-            k,
-            n,
+            (m, k, n),
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seeded values in [-1, 1) without the engine's generator (a small LCG).
+    fn values(n: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_fast_kernel_agrees_with_the_definition_on_awkward_sizes() {
+        // Sizes that are not multiples of any tile, and degenerate ones.
+        for &(m, k, n) in &[
+            (1, 1, 1),
+            (3, 5, 7),
+            (17, 33, 9),
+            (64, 1, 65),
+            (2, 0, 3),
+            (0, 4, 2),
+        ] {
+            let (a, b) = (values(m * k, 1), values(k * n, 2));
+            let mut slow = vec![0.0; m * n];
+            matmul_reference(&a, &b, &mut slow, m, k, n);
+            let mut fast = vec![0.0; m * n];
+            matmul_fast(&a, &b, Rhs::AsIs, &mut fast, (m, k, n));
+            // The same b stored transposed, [n, k], read in place.
+            let b_t: Vec<f32> = (0..n * k).map(|i| b[(i % k) * n + i / k]).collect();
+            let mut fast_t = vec![0.0; m * n];
+            matmul_fast(&a, &b_t, Rhs::Transposed, &mut fast_t, (m, k, n));
+            for (i, ((x, y), z)) in slow.iter().zip(&fast).zip(&fast_t).enumerate() {
+                assert!(
+                    (x - y).abs() <= 1e-5 * (1.0 + x.abs())
+                        && (x - z).abs() <= 1e-5 * (1.0 + x.abs()),
+                    "[{m}, {k}] × [{k}, {n}], element {i}: {x} against {y} and, transposed, {z}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_definition_gives_a_hand_computed_product() {
+        // [[1, 2], [3, 4]] · [[5, 6], [7, 8]] = [[19, 22], [43, 50]]
+        let mut out = vec![0.0; 4];
+        matmul_reference(
+            &[1.0, 2.0, 3.0, 4.0],
+            &[5.0, 6.0, 7.0, 8.0],
+            &mut out,
+            2,
+            2,
+            2,
+        );
+        assert_eq!(out, vec![19.0, 22.0, 43.0, 50.0]);
+    }
 }

@@ -122,11 +122,11 @@ impl Linear {
                 )
             },
         );
-        let w_t = self.weight.transpose(0, 1);
+        // x Wᵀ with W read in place: no transposed copy of the weight per call.
         let y = if x.rank() == 1 {
-            x.unsqueeze(0).matmul(&w_t).squeeze(0)
+            x.unsqueeze(0).matmul_t(&self.weight).squeeze(0)
         } else {
-            x.matmul(&w_t)
+            x.matmul_t(&self.weight)
         };
         match &self.bias {
             Some(b) => &y + b,

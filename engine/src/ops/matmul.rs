@@ -2,6 +2,7 @@
 
 use crate::check;
 use crate::cpu;
+use crate::cpu::matmul::Rhs;
 use crate::memory;
 use crate::op::Op;
 use crate::tensor::Tensor;
@@ -37,18 +38,80 @@ impl Tensor {
                 }
             )
         });
-        let batch = check::broadcast("matmul (batch dimensions)", &a[..ra - 2], &b[..rb - 2]);
+        self.matmul_kernel(
+            "matmul",
+            rhs,
+            Rhs::AsIs,
+            Op::Matmul(self.clone(), rhs.clone()),
+        )
+    }
+
+    /// `self · rhsᵀ` over the last two dimensions, `[..., m, k] × [..., n, k] → [..., m, n]`,
+    /// reading `rhs` in place instead of copying its transpose: PyTorch's
+    /// `F.linear(x, w)` (without the bias), which is how a layer with a `[out, in]` weight
+    /// applies it. Leading dimensions broadcast as in [`Tensor::matmul`].
+    ///
+    /// ```
+    /// use engine::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0], [1, 2]);
+    /// let w = Tensor::from_vec(vec![1.0, 0.0, 3.0, 4.0, 0.0, 1.0], [3, 2]); // [out, in]
+    /// assert_eq!(x.matmul_t(&w).to_vec(), vec![1.0, 11.0, 2.0]);
+    /// assert_eq!(x.matmul_t(&w).to_vec(), x.matmul(&w.transpose(0, 1)).to_vec());
+    /// ```
+    #[track_caller]
+    pub fn matmul_t(&self, rhs: &Tensor) -> Tensor {
+        let (a, b) = (self.shape(), rhs.shape());
+        check::ensure(a.len() >= 2 && b.len() >= 2, "matmul_t", || {
+            format!(
+                "both operands need at least 2 dimensions, found {a:?} and {b:?}; hint: unsqueeze(0) a vector to make it a row"
+            )
+        });
+        let (ra, rb) = (a.len(), b.len());
+        check::ensure(a[ra - 1] == b[rb - 1], "matmul_t", || {
+            format!(
+                "cannot multiply {a:?} by the transpose of {b:?}: the left operand has {} columns but the right has {} (its last dimension, since it is read transposed)\n  expected: [..., m, k] × [..., n, k]{}",
+                a[ra - 1],
+                b[rb - 1],
+                if a[ra - 1] == b[rb - 2] {
+                    "\n  hint: the right operand is already [k, n]; did you mean matmul?"
+                } else {
+                    ""
+                }
+            )
+        });
+        self.matmul_kernel(
+            "matmul_t",
+            rhs,
+            Rhs::Transposed,
+            Op::MatmulT(self.clone(), rhs.clone()),
+        )
+    }
+
+    /// Broadcasts the batch dimensions, checks the allocation, and runs the kernel; the
+    /// inner sizes were checked by the caller.
+    #[track_caller]
+    fn matmul_kernel(&self, name: &str, rhs: &Tensor, layout: Rhs, op: Op) -> Tensor {
+        let (a, b) = (self.shape(), rhs.shape());
+        let (ra, rb) = (a.len(), b.len());
+        let batch = check::broadcast(
+            &format!("{name} (batch dimensions)"),
+            &a[..ra - 2],
+            &b[..rb - 2],
+        );
+        let n = match layout {
+            Rhs::AsIs => b[rb - 1],
+            Rhs::Transposed => b[rb - 2],
+        };
         let mut shape = batch.clone();
-        shape.extend([a[ra - 2], b[rb - 1]]);
-        memory::ensure_can_allocate("matmul", &shape);
+        shape.extend([a[ra - 2], n]);
+        memory::ensure_can_allocate(name, &shape);
         let data = cpu::matmul::matmul(
-            self.buffer().as_slice(),
-            a,
-            rhs.buffer().as_slice(),
-            b,
+            (self.buffer().as_slice(), a),
+            (rhs.buffer().as_slice(), b),
+            layout,
             &batch,
         );
-        Tensor::from_op(data, shape, Op::Matmul(self.clone(), rhs.clone()))
+        Tensor::from_op(data, shape, op)
     }
 
     /// Batched matrix product of two 3-D tensors with the same batch size:
