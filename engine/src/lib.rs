@@ -36,7 +36,8 @@
 //! - [`Tensor`] (`tensor.rs`): the handle, creation, read-back, gradients.
 //! - `ops/`: the public ops, one file per family (`arithmetic.rs`, `reduce.rs`, …).
 //! - `op.rs`: the list of differentiable ops; `backprop.rs`: `backward` and every derivative.
-//! - `cpu/`: the kernels, plain loops over slices.
+//! - `cpu/`: the kernels, plain loops over slices (matrix products go through the
+//!   `matrixmultiply` crate; `cpu/matmul.rs` says why and keeps the plain loop beside it).
 //! - `check.rs`: shape checks and their messages.
 //! - [`nn`], [`optim`], [`gradcheck`]: layers, optimizers, the finite-difference checker.
 //!

@@ -1,5 +1,10 @@
 //! CPU kernels: plain loops over `&[f32]` in row-major order.
 //!
+//! Two places go beyond the plainest loop, each documented where it is: broadcasting
+//! kernels walk the output a row at a time (`strided.rs`, `BroadcastRows`), and matrix
+//! products use `matrixmultiply`'s blocked SIMD kernel (`matmul.rs`), with the plain loop
+//! kept as the definition the tests hold it to.
+//!
 //! Kernels trust their arguments: the tensor layer (`crate::ops`) has already checked every
 //! shape and index, so a kernel never needs to report a mistake. They know nothing about
 //! autograd either; they only compute values.
@@ -10,4 +15,4 @@ pub(crate) mod matmul;
 pub(crate) mod reduce;
 mod strided;
 
-pub(crate) use strided::StridedOffsets;
+pub(crate) use strided::{BroadcastRows, StridedOffsets};

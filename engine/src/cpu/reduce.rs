@@ -7,6 +7,13 @@
 
 /// Sums each line: `[outer, n, inner] → [outer, inner]`.
 pub(crate) fn sum_dim(a: &[f32], (outer, n, inner): (usize, usize, usize)) -> Vec<f32> {
+    if inner == 1 && n > 0 {
+        // The last dimension: each line is a contiguous row, added up in the same order.
+        return a
+            .chunks_exact(n)
+            .map(|row| row.iter().fold(0.0, |acc, &x| acc + x))
+            .collect();
+    }
     let mut out = vec![0.0; outer * inner];
     for o in 0..outer {
         let row = &mut out[o * inner..(o + 1) * inner];
@@ -46,19 +53,54 @@ pub(crate) fn softmax_dim(
     log: bool,
 ) -> Vec<f32> {
     let mut out = vec![0.0; a.len()];
+    if n == 0 {
+        return out;
+    }
+    if inner == 1 {
+        // The last dimension, the usual case: each line is a contiguous row.
+        for (src, dst) in a.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
+            softmax_line(src, dst, log);
+        }
+        return out;
+    }
+    // Another dimension: gather each strided line, work on it, scatter it back.
+    let (mut src, mut dst) = (vec![0.0; n], vec![0.0; n]);
     for o in 0..outer {
         for i in 0..inner {
             let at = |k: usize| (o * n + k) * inner + i;
-            let max = (0..n).map(|k| a[at(k)]).fold(f32::NEG_INFINITY, f32::max);
-            // A line with no finite maximum (all -inf, or a +inf) is not shifted: all -inf
-            // gives 0/0 = NaN everywhere, as in PyTorch; a +inf gives NaN at the +inf.
-            let shift = if max.is_finite() { max } else { 0.0 };
-            let total: f32 = (0..n).map(|k| (a[at(k)] - shift).exp()).sum();
-            for k in 0..n {
-                let z = a[at(k)] - shift;
-                out[at(k)] = if log { z - total.ln() } else { z.exp() / total };
+            for (k, v) in src.iter_mut().enumerate() {
+                *v = a[at(k)];
+            }
+            softmax_line(&src, &mut dst, log);
+            for (k, &v) in dst.iter().enumerate() {
+                out[at(k)] = v;
             }
         }
     }
     out
+}
+
+/// The softmax (or log-softmax) of one line `src`, written to `dst`, with one `exp` per
+/// element: the exponentials are kept, then divided by their sum.
+fn softmax_line(src: &[f32], dst: &mut [f32], log: bool) {
+    let max = src.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    // A line with no finite maximum (all -inf, or a +inf) is not shifted: all -inf gives
+    // 0/0 = NaN everywhere, as in PyTorch; a +inf gives NaN at the +inf.
+    let shift = if max.is_finite() { max } else { 0.0 };
+    let mut total = 0.0f32;
+    for (d, &x) in dst.iter_mut().zip(src) {
+        let e = (x - shift).exp();
+        total += e;
+        *d = if log { x - shift } else { e };
+    }
+    if log {
+        let log_total = total.ln();
+        for d in dst.iter_mut() {
+            *d -= log_total;
+        }
+    } else {
+        for d in dst.iter_mut() {
+            *d /= total;
+        }
+    }
 }
