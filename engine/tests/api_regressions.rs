@@ -679,3 +679,10 @@ fn display_precision_sets_the_number_of_decimals() {
         "tensor([    1.2, 1.0e-06], shape=[2])"
     );
 }
+
+#[test]
+fn sums_over_an_empty_dimension_are_zeros_whichever_dimension_it_is() {
+    assert_eq!(Tensor::zeros([3, 0]).sum_dim(-1).to_vec(), vec![0.0; 3]);
+    assert_eq!(Tensor::zeros([3, 0, 2]).sum_dim(1).to_vec(), vec![0.0; 6]);
+    assert_eq!(Tensor::zeros([0, 4]).sum_dim(-1).shape(), &[0]);
+}

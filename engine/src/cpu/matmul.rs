@@ -62,9 +62,6 @@ fn matmul_fast(a: &[f32], b: &[f32], rhs: Rhs, out: &mut [f32], (m, k, n): (usiz
         b.len(),
         out.len()
     );
-    if m == 0 || n == 0 {
-        return;
-    }
     // Row-major strides, in elements: moving one row skips a whole row, one column one value.
     let stride = |cols: usize| isize::try_from(cols).expect("a row fits in memory");
     // b[p, j] sits at p·rsb + j·csb: row-major [k, n], or row-major [n, k] read as its
@@ -155,6 +152,7 @@ mod tests {
             (17, 33, 9),
             (64, 1, 65),
             (2, 0, 3),
+            (3, 2, 0),
             (0, 4, 2),
         ] {
             let (a, b) = (values(m * k, 1), values(k * n, 2));

@@ -7,11 +7,10 @@
 
 /// Sums each line: `[outer, n, inner] → [outer, inner]`.
 pub(crate) fn sum_dim(a: &[f32], (outer, n, inner): (usize, usize, usize)) -> Vec<f32> {
-    if inner == 1 && n > 0 {
+    if inner == 1 {
         // The last dimension: each line is a contiguous row, added up in the same order.
-        return a
-            .chunks_exact(n)
-            .map(|row| row.iter().fold(0.0, |acc, &x| acc + x))
+        return (0..outer)
+            .map(|o| a[o * n..(o + 1) * n].iter().fold(0.0, |acc, &x| acc + x))
             .collect();
     }
     let mut out = vec![0.0; outer * inner];
