@@ -11,6 +11,11 @@
 //!
 //! The two differ only in the order in which products are summed, so results agree to
 //! float rounding (the tests compare them at 1e-5 relative).
+//!
+//! Threads: set `MATMUL_NUM_THREADS` (1 to 4; read once per process; default 1) to run
+//! each product on that many threads. The threads split the result into blocks, and every
+//! element is still summed by one thread in the same order, so the numbers do not depend on
+//! the thread count.
 
 use super::StridedOffsets;
 use super::strided::broadcast_strides;
