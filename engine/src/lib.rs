@@ -58,8 +58,9 @@
 //!
 //! Design choices a reader should know:
 //! - Every tensor is stored contiguously in row-major order. `transpose` and `permute` copy;
-//!   `reshape` and `detach` share the buffer. Kernels stay plain loops with no stride logic
-//!   beyond [`shape::strides`].
+//!   `reshape` and `detach` share the buffer. Kernels are plain loops over slices; the two
+//!   places that go further (broadcasting a row at a time, and matrix products through
+//!   `matrixmultiply`) are described in `cpu/mod.rs`.
 //! - There is one element type, `f32`. Indices (token ids, class targets) are `f32` tensors
 //!   of whole numbers, checked before use; masks are `f32` tensors of 0s and 1s.
 //! - Ops panic on a shape mistake, with a message naming the op and the shapes, at the
