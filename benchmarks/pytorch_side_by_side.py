@@ -13,8 +13,11 @@ The cases, their names and sizes come from the Rust side (`time_case --list`, de
 - `sdpa/PASS/T`: `softmax(q kᵀ / √d) v` written out, as the engine computes it (the weights
   are materialised); `--fused-sdpa` times `F.scaled_dot_product_attention` instead.
 - `multi_head/PASS/T`: d2l's `MultiHeadAttention` (no bias, dropout 0).
-- `additive/PASS/T`: d2l's `AdditiveAttention`, with `LazyLinear` replaced by `Linear` of
-  explicit sizes.
+- `additive/PASS/T` and `additive_broadcast/PASS/T`: d2l's `AdditiveAttention`, with
+  `LazyLinear` replaced by `Linear` of explicit sizes, for both (the engine computes the
+  first with its fused scores, the second as d2l writes it). PyTorch's form needs the
+  `[B, T, T, h]` tensors, so where they would exceed `TORCH_MEMORY_LIMIT` only the engine
+  is timed and the row says so.
 - `decode/MODE/bB`: a causal multi-head self-attention layer (biases, as
   `CausalSelfAttention`) decoding 256 tokens, with a key/value cache (`prefill` of one token,
   then one `step` per token) or recomputing the prefix for every token.
@@ -22,6 +25,11 @@ The cases, their names and sizes come from the Rust side (`time_case --list`, de
 `forward` runs under `torch.no_grad()`, `forward_backward` runs `output.sum().backward()`
 with inputs and parameters requiring gradients (cleared before each run); decoding runs under
 `torch.no_grad()` in evaluation mode. Everything is `float32` on one CPU thread.
+
+`--memory` adds PyTorch's peak memory: each case runs once more in a fresh Python process,
+which reports how far its resident memory rose above what it held after building the
+inputs (Linux's `VmHWM`; allocator caches included), beside the engine's count of live
+tensor bytes.
 
 For each case, each round runs the engine's `time_case` binary (a fresh process: set-up, one
 warm-up run, then `--runs` timed runs) and PyTorch's timing of the same case (a warm-up, then
@@ -66,6 +74,19 @@ QUICK_CASES = [
 # The sizes shared with `benchmarks/src/lib.rs`.
 BATCH, NUM_HIDDENS, NUM_HEADS, DECODE_TOKENS, SEED = 8, 256, 8, 256, 0
 
+# PyTorch's additive attention builds `[B, T, T, h]` tensors; cases whose estimate (the
+# engine's formula for its own broadcast form) is above this are not run on PyTorch's side.
+TORCH_MEMORY_LIMIT = 4 << 30
+
+
+def torch_estimated_bytes(name):
+    family, rest = name.split("/", 1)
+    if not family.startswith("additive"):
+        return 0
+    pass_, length = rest.split("/")
+    copies = 2 if pass_ == "forward" else 5
+    return copies * BATCH * int(length) ** 2 * NUM_HIDDENS * 4
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -76,6 +97,8 @@ def main():
     add("--runs", type=int, default=3, help="timed runs per round and side (default 3)")
     add("--fused-sdpa", action="store_true",
         help="time PyTorch's sdpa cases with F.scaled_dot_product_attention")
+    add("--memory", action="store_true", help="also measure PyTorch's peak memory per case")
+    add("--torch-peak", metavar="CASE", help=argparse.SUPPRESS)  # internal: one measurement
     add("--json", nargs="?", const=RESULTS, type=pathlib.Path, metavar="PATH",
         help=f"write the results as JSON (default path {RESULTS.relative_to(ROOT)})")
     args = parser.parse_args()
@@ -86,6 +109,9 @@ def main():
         sys.exit("PyTorch is not installed: pip install torch numpy")
     torch.set_num_threads(1)
     torch.set_num_interop_threads(1)
+    if args.torch_peak:
+        print(json.dumps({"peak_bytes": torch_peak_bytes(torch, args.torch_peak)}))
+        return
 
     binary = build_time_case()
     cases = [c for c in run_json([binary, "--list"]) if args.only in c["case"]]
@@ -100,7 +126,8 @@ def main():
     results = []
     for name in cases:
         ours, theirs, peak = [], [], None
-        torch_run = torch_case(torch, name, args.fused_sdpa)
+        torch_fits = torch_estimated_bytes(name) <= TORCH_MEMORY_LIMIT
+        torch_run = torch_case(torch, name, args.fused_sdpa) if torch_fits else None
         for r in range(args.rounds):
             # Alternate which side goes first, so neither always runs on a cooler machine.
             for side in (("ours", "torch") if r % 2 == 0 else ("torch", "ours")):
@@ -108,19 +135,26 @@ def main():
                     out = run_json([binary, name, "--runs", str(args.runs), "--warmup", "1"])
                     ours += out["seconds"]
                     peak = out["peak_bytes"]
-                else:
+                elif torch_fits:
                     theirs += time_torch(torch_run, args.runs)
+        torch_run = None  # free PyTorch's tensors before the next case
         row = {
             "case": name,
             "ours_median_s": statistics.median(ours),
-            "pytorch_median_s": statistics.median(theirs),
+            "pytorch_median_s": statistics.median(theirs) if theirs else None,
             "ours_seconds": ours,
             "pytorch_seconds": theirs,
             "ours_peak_bytes": peak,
+            "pytorch_peak_bytes": None,
         }
-        row["ratio"] = row["ours_median_s"] / row["pytorch_median_s"]
+        if args.memory and torch_fits:
+            out = subprocess.run([sys.executable, __file__, "--torch-peak", name], check=True,
+                                 capture_output=True, text=True).stdout
+            row["pytorch_peak_bytes"] = json.loads(out)["peak_bytes"]
+        row["ratio"] = row["ours_median_s"] / row["pytorch_median_s"] if theirs else None
         results.append(row)
-        print(f"  {name}: {row['ratio']:.2f}x", file=sys.stderr)
+        ratio = f"{row['ratio']:.2f}x" if theirs else "PyTorch cannot run it"
+        print(f"  {name}: {ratio}", file=sys.stderr)
 
     print_table(results, skipped)
     if args.json:
@@ -175,6 +209,23 @@ def time_torch(run, runs):
         run()
         seconds.append(time.perf_counter() - start)
     return seconds
+
+
+def torch_peak_bytes(torch, name):
+    """How far this process's resident memory rises above its current size during one run:
+    the high-water mark `VmHWM` minus `VmRSS` before the run, from /proc/self/status (a
+    fresh process's own, unlike `ru_maxrss`, which Linux carries over from the parent)."""
+    def status_bytes(field):
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+        raise RuntimeError(f"/proc/self/status has no {field}")
+
+    run = torch_case(torch, name, fused_sdpa=False)
+    before = status_bytes("VmRSS")
+    run()
+    return status_bytes("VmHWM") - before
 
 
 def torch_case(torch, name, fused_sdpa):
@@ -304,7 +355,7 @@ def torch_case(torch, name, fused_sdpa):
     else:
         if family == "multi_head":
             module = MultiHeadAttention(NUM_HIDDENS, NUM_HEADS)
-        elif family == "additive":
+        elif family in ("additive", "additive_broadcast"):
             module = AdditiveAttention(NUM_HIDDENS, NUM_HIDDENS, NUM_HIDDENS)
         else:
             raise ValueError(f"no PyTorch definition for {name}")
@@ -338,15 +389,21 @@ def print_table(results, skipped):
     def ms(s):
         return f"{s * 1e3:.3f}"
 
-    print("| case | engine (ms) | PyTorch (ms) | engine / PyTorch | engine peak |")
-    print("|---|---:|---:|---:|---:|")
+    print("| case | engine (ms) | PyTorch (ms) | engine / PyTorch | engine peak | PyTorch peak |")
+    print("|---|---:|---:|---:|---:|---:|")
     for r in results:
-        print(f"| {r['case']} | {ms(r['ours_median_s'])} | {ms(r['pytorch_median_s'])} | "
-              f"{r['ratio']:.2f} | {human(r['ours_peak_bytes'])} |")
+        if r["pytorch_median_s"] is None:
+            theirs, ratio = "cannot run (over the memory limit)", ""
+        else:
+            theirs, ratio = ms(r["pytorch_median_s"]), f"{r['ratio']:.2f}"
+        torch_peak = "" if r["pytorch_peak_bytes"] is None else human(r["pytorch_peak_bytes"])
+        print(f"| {r['case']} | {ms(r['ours_median_s'])} | {theirs} | {ratio} | "
+              f"{human(r['ours_peak_bytes'])} | {torch_peak} |")
     for name in skipped:
-        print(f"| {name} | skipped | | | over the memory limit |")
+        print(f"| {name} | skipped | | | over the memory limit | |")
     print("medians over all rounds; one thread each; engine peak: bytes of live tensors "
-          "beyond inputs and parameters, as the engine counts them")
+          "beyond inputs and parameters, as the engine counts them; PyTorch peak (--memory): "
+          "rise of the process's resident memory during one run")
 
 
 def human(n):

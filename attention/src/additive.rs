@@ -11,17 +11,47 @@ use crate::mask::Mask;
 use crate::masked_softmax::{Fill, masked_softmax_in};
 use crate::weights::{AttentionWeights, WeightsSlot};
 
+/// How additive attention computes its scores `w · tanh(q̃ + k̃)` for every query and key.
+/// Both give the same numbers (to about 1e-6) and the same gradients; they differ in memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AdditiveScoring {
+    /// One fused op, [`Tensor::additive_scores`]: no `[B, Q, K, h]` tensor is built, in
+    /// the forward pass or the backward pass. The default.
+    #[default]
+    Fused,
+    /// d2l's composition of broadcasting ops: `(q̃.unsqueeze(2) + k̃.unsqueeze(1)).tanh()`
+    /// is a `[B, Q, K, h]` tensor, then a product with `w`. Kept for teaching: it is the
+    /// definition, step by step, and it costs `B·Q·K·h` floats several times over.
+    Broadcast,
+}
+
 /// The additive score of every projected query against every projected key:
 /// `score[b, q, k] = w · tanh(q̃[b, q] + k̃[b, k])`.
 ///
-/// `queries: [B, Q, h]` and `keys: [B, K, h]` are already projected; `w` is `[1, h]` (the
-/// weight of a bias-free `Linear(h, 1)`). The broadcast sum builds a `[B, Q, K, h]`
-/// feature tensor, which is what makes additive attention cost `B·Q·K·h` memory.
+/// `queries: [B, Q, h]` and `keys: [B, K, h]` are already projected; `w` is `[h]`.
 #[track_caller]
-pub(crate) fn additive_scores(queries: &Tensor, keys: &Tensor, w: &Tensor) -> Tensor {
-    let features = (queries.unsqueeze(2) + keys.unsqueeze(1)).tanh();
-    features.matmul(&w.transpose(0, 1)).squeeze(-1)
+pub(crate) fn additive_scores(
+    queries: &Tensor,
+    keys: &Tensor,
+    w: &Tensor,
+    scoring: AdditiveScoring,
+) -> Tensor {
+    match scoring {
+        AdditiveScoring::Fused => queries.additive_scores(keys, w),
+        AdditiveScoring::Broadcast => broadcast_additive_scores(queries, keys, w),
+    }
 }
+
+// ANCHOR: broadcast_scores
+/// The scores written with broadcasting ops (d2l's form): the sum of every projected query
+/// with every projected key is a `[B, Q, K, h]` feature tensor, which is what makes this
+/// form cost `B·Q·K·h` memory.
+#[track_caller]
+pub(crate) fn broadcast_additive_scores(queries: &Tensor, keys: &Tensor, w: &Tensor) -> Tensor {
+    let features = (queries.unsqueeze(2) + keys.unsqueeze(1)).tanh(); // [B, Q, K, h]
+    features.matmul(&w.unsqueeze(1)).squeeze(-1) // [B, Q, K]
+}
+// ANCHOR_END: broadcast_scores
 
 /// The settings of an [`AdditiveAttention`] module; names follow d2l's
 /// `AdditiveAttention(num_hiddens, dropout)`, with the query and key sizes that PyTorch's
@@ -31,6 +61,7 @@ pub(crate) fn additive_scores(queries: &Tensor, keys: &Tensor, w: &Tensor) -> Te
 /// use attention::{AdditiveAttentionConfig, Fill};
 /// let config = AdditiveAttentionConfig { query_size: 20, key_size: 2, num_hiddens: 8, ..Default::default() };
 /// assert_eq!((config.dropout, config.fill), (0.0, Fill::Safe));
+/// assert_eq!(config.scoring, attention::AdditiveScoring::Fused);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AdditiveAttentionConfig {
@@ -44,12 +75,15 @@ pub struct AdditiveAttentionConfig {
     pub dropout: f32,
     /// What masked scores become (default [`Fill::Safe`]; [`Fill::D2l`] reproduces d2l).
     pub fill: Fill,
+    /// How the scores are computed (default [`AdditiveScoring::Fused`]).
+    pub scoring: AdditiveScoring,
 }
 
 /// Additive attention over a batch of queries, exactly d2l's `AdditiveAttention`: queries
 /// and keys are projected to `num_hiddens` without biases, added, passed through `tanh`,
 /// and scored by a bias-free `Linear(num_hiddens, 1)`. Queries and keys may have different
-/// sizes.
+/// sizes. The scores are computed by one fused op by default, without d2l's `[B, Q, K, h]`
+/// tensor; `scoring: AdditiveScoring::Broadcast` computes them as d2l writes them.
 ///
 /// | argument | shape |
 /// |---|---|
@@ -91,6 +125,7 @@ pub struct AdditiveAttention {
     w_v: Linear,
     dropout: Dropout,
     fill: Fill,
+    scoring: AdditiveScoring,
     weights: WeightsSlot,
 }
 
@@ -141,6 +176,7 @@ impl AdditiveAttention {
             w_v,
             dropout: Dropout::new(DropoutConfig { p: config.dropout }),
             fill: config.fill,
+            scoring: config.scoring,
             weights: WeightsSlot::default(),
         }
     }
@@ -158,7 +194,8 @@ impl AdditiveAttention {
         let scores = additive_scores(
             &self.w_q.forward(queries),
             &self.w_k.forward(keys),
-            self.w_v.weight(),
+            &self.w_v.weight().squeeze(0),
+            self.scoring,
         );
         let weights = masked_softmax_in("AdditiveAttention", &scores, mask, self.fill);
         self.weights.store(&weights);

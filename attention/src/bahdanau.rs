@@ -4,7 +4,7 @@
 use engine::Tensor;
 use engine::nn::{Linear, LoadError, Module, StateDict, StateReader, parameter, prefixed};
 
-use crate::additive::{additive_scores, projection};
+use crate::additive::{AdditiveScoring, additive_scores, projection};
 use crate::check;
 use crate::mask::Mask;
 use crate::masked_softmax::{Fill, masked_softmax_in};
@@ -25,6 +25,8 @@ pub struct BahdanauAttentionConfig {
     /// What masked scores become (default [`Fill::Safe`]; the article uses
     /// `Fill::Constant(-1e9)`).
     pub fill: Fill,
+    /// How the scores are computed (default [`AdditiveScoring::Fused`]).
+    pub scoring: AdditiveScoring,
 }
 
 /// Bahdanau-style additive attention for a single query per example:
@@ -80,6 +82,7 @@ pub struct BahdanauAttention {
     v: Tensor,
     w_o: Linear,
     fill: Fill,
+    scoring: AdditiveScoring,
     weights: WeightsSlot,
 }
 
@@ -99,7 +102,7 @@ impl BahdanauAttention {
             Linear::new(projection(k, h, true)),
             Tensor::rand([h], -bound, bound),
             Linear::new(projection(v, v, true)),
-            config.fill,
+            config,
         )
     }
 
@@ -129,7 +132,7 @@ impl BahdanauAttention {
         let w_k = reader.linear(&format!("{prefix}W_k"), projection(k, h, true));
         let score = reader.tensor(&format!("{prefix}v"), &[h]);
         let w_o = reader.linear(&format!("{prefix}W_o"), projection(v, v, true));
-        Self::from_layers(w_q, w_k, score, w_o, c.fill)
+        Self::from_layers(w_q, w_k, score, w_o, c)
     }
 
     #[track_caller]
@@ -142,13 +145,20 @@ impl BahdanauAttention {
         [c.query_size, c.key_size, c.value_size, c.num_hiddens]
     }
 
-    fn from_layers(w_q: Linear, w_k: Linear, v: Tensor, w_o: Linear, fill: Fill) -> Self {
+    fn from_layers(
+        w_q: Linear,
+        w_k: Linear,
+        v: Tensor,
+        w_o: Linear,
+        config: BahdanauAttentionConfig,
+    ) -> Self {
         BahdanauAttention {
             w_q,
             w_k,
             v: parameter(&v),
             w_o,
-            fill,
+            fill: config.fill,
+            scoring: config.scoring,
             weights: WeightsSlot::default(),
         }
     }
@@ -214,7 +224,7 @@ impl BahdanauAttention {
             "{module}: a causal mask has no meaning for one query per example; hint: pass Mask::key_padding ([B, K]) or Mask::valid_lens ([B])"
         );
         let q = self.w_q.forward(query).unsqueeze(1);
-        let scores = additive_scores(&q, &self.w_k.forward(keys), &self.v.unsqueeze(0));
+        let scores = additive_scores(&q, &self.w_k.forward(keys), &self.v, self.scoring);
         let weights = masked_softmax_in(module, &scores, mask, self.fill);
         let pooled = weights.bmm(values).squeeze(1);
         let weights = weights.squeeze(1);

@@ -63,7 +63,7 @@ mod multi_head_additive;
 pub mod prelude;
 mod weights;
 
-pub use additive::{AdditiveAttention, AdditiveAttentionConfig};
+pub use additive::{AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring};
 pub use bahdanau::{BahdanauAttention, BahdanauAttentionConfig};
 pub use causal_self_attention::{CausalSelfAttention, CausalSelfAttentionConfig};
 pub use dot_product::{

@@ -3,7 +3,7 @@
 use engine::Tensor;
 use engine::nn::{Linear, LoadError, Module, StateDict, StateReader, prefixed};
 
-use crate::additive::projection;
+use crate::additive::{AdditiveScoring, projection};
 use crate::bahdanau::{BahdanauAttention, BahdanauAttentionConfig};
 use crate::check;
 use crate::mask::Mask;
@@ -26,6 +26,8 @@ pub struct MultiHeadAdditiveAttentionConfig {
     pub num_heads: usize,
     /// What masked scores become in every head (default [`Fill::Safe`]).
     pub fill: Fill,
+    /// How every head computes its scores (default [`AdditiveScoring::Fused`]).
+    pub scoring: AdditiveScoring,
 }
 
 /// `num_heads` independent [`BahdanauAttention`] heads of hidden size
@@ -121,6 +123,7 @@ impl MultiHeadAdditiveAttention {
             value_size: c.value_size,
             num_hiddens: c.num_hiddens / c.num_heads,
             fill: c.fill,
+            scoring: c.scoring,
         };
         BahdanauAttention::check_config(module, &head);
         head

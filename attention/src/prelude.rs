@@ -11,10 +11,10 @@
 //! [`Tensor`]: engine::Tensor
 
 pub use crate::{
-    AdditiveAttention, AdditiveAttentionConfig, AttentionWeights, BahdanauAttention,
-    BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig, DotProductAttention,
-    DotProductAttentionConfig, Fill, KvCache, Mask, MultiHeadAdditiveAttention,
-    MultiHeadAdditiveAttentionConfig, MultiHeadAttention, MultiHeadAttentionConfig, masked_softmax,
-    scaled_dot_product_attention,
+    AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring, AttentionWeights,
+    BahdanauAttention, BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig,
+    DotProductAttention, DotProductAttentionConfig, Fill, KvCache, Mask,
+    MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig, MultiHeadAttention,
+    MultiHeadAttentionConfig, masked_softmax, scaled_dot_product_attention,
 };
 pub use engine::prelude::*;

@@ -546,6 +546,7 @@ fn from_state_dict_of_a_state_dict_gives_the_same_outputs_for_every_module() {
         value_size: 4,
         num_hiddens: 6,
         fill: Fill::Safe,
+        ..Default::default()
     };
     let a = BahdanauAttention::new(cfg);
     let b = BahdanauAttention::from_state_dict(cfg, &a.state_dict()).unwrap();
@@ -561,6 +562,7 @@ fn from_state_dict_of_a_state_dict_gives_the_same_outputs_for_every_module() {
         num_hiddens: 6,
         num_heads: 3,
         fill: Fill::Safe,
+        ..Default::default()
     };
     let a = MultiHeadAdditiveAttention::new(cfg);
     let b = MultiHeadAdditiveAttention::from_state_dict(cfg, &a.state_dict()).unwrap();

@@ -11,11 +11,11 @@ mod common;
 use std::collections::BTreeSet;
 
 use attention::{
-    AdditiveAttention, AdditiveAttentionConfig, AttentionWeights, BahdanauAttention,
-    BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig, DotProductAttention,
-    DotProductAttentionConfig, Fill, KvCache, Mask, MultiHeadAdditiveAttention,
-    MultiHeadAdditiveAttentionConfig, MultiHeadAttention, MultiHeadAttentionConfig, masked_softmax,
-    scaled_dot_product_attention,
+    AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring, AttentionWeights,
+    BahdanauAttention, BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig,
+    DotProductAttention, DotProductAttentionConfig, Fill, KvCache, Mask,
+    MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig, MultiHeadAttention,
+    MultiHeadAttentionConfig, masked_softmax, scaled_dot_product_attention,
 };
 use common::{
     Report, differentiable, family, field, fill_of, golden, inputs, keys, loss, mask_of, name,
@@ -181,14 +181,15 @@ fn masked_softmax_matches_reference_for_every_mask_kind_and_fill() {
 fn additive_attention_matches_d2l() {
     let mut report = Report::default();
     let mut lens_ranks = BTreeSet::new();
-    for case in family("additive_attention") {
-        let label = name(case);
+    for (case, scoring) in with_both_scorings(family("additive_attention")) {
+        let label = format!("{} ({scoring:?})", name(case));
         let config = AdditiveAttentionConfig {
             query_size: param_size(case, "W_q.weight", 1),
             key_size: param_size(case, "W_k.weight", 1),
             num_hiddens: param_size(case, "W_q.weight", 0),
             dropout: 0.0,
             fill: fill_of(case).unwrap_or_default(),
+            scoring,
         };
         let module = AdditiveAttention::from_state_dict(config, &state(case))
             .unwrap_or_else(|e| panic!("{label}: {e}"));
@@ -205,7 +206,7 @@ fn additive_attention_matches_d2l() {
         loss(case, &output, None).backward();
         report.check_grads(case, "grads", &differentiable(&x, Some(&module)));
     }
-    report.finish(2 * 8);
+    report.finish(2 * 2 * 8);
     assert_eq!(
         lens_ranks,
         BTreeSet::from([1, 2]),
@@ -213,13 +214,23 @@ fn additive_attention_matches_d2l() {
     );
 }
 
-fn bahdanau(case: &Value) -> BahdanauAttention {
+/// Every case twice, once for each way of computing additive scores: both are held to
+/// the same golden data.
+fn with_both_scorings(cases: &[Value]) -> Vec<(&Value, AdditiveScoring)> {
+    cases
+        .iter()
+        .flat_map(|case| [AdditiveScoring::Fused, AdditiveScoring::Broadcast].map(|s| (case, s)))
+        .collect()
+}
+
+fn bahdanau(case: &Value, scoring: AdditiveScoring) -> BahdanauAttention {
     let config = BahdanauAttentionConfig {
         query_size: param_size(case, "W_q.weight", 1),
         key_size: param_size(case, "W_k.weight", 1),
         value_size: param_size(case, "W_o.weight", 1),
         num_hiddens: usize_config(case, "hidden"),
         fill: fill_of(case).unwrap_or_default(),
+        scoring,
     };
     BahdanauAttention::from_state_dict(config, &state(case))
         .unwrap_or_else(|e| panic!("{}: {e}", name(case)))
@@ -229,9 +240,9 @@ fn bahdanau(case: &Value) -> BahdanauAttention {
 fn bahdanau_attention_matches_first_article_reference() {
     let mut report = Report::default();
     let mut fills = BTreeSet::new();
-    for case in family("bahdanau_attention") {
-        let label = name(case);
-        let module = bahdanau(case);
+    for (case, scoring) in with_both_scorings(family("bahdanau_attention")) {
+        let label = format!("{} ({scoring:?})", name(case));
+        let module = bahdanau(case, scoring);
         fills.insert(format!("{:?}", fill_of(case)));
         assert_eq!(
             module.num_hiddens(),
@@ -249,7 +260,7 @@ fn bahdanau_attention_matches_first_article_reference() {
         loss(case, &context, Some(&weights)).backward();
         report.check_grads(case, "grads", &differentiable(&x, Some(&module)));
     }
-    report.finish(5 * 13);
+    report.finish(2 * 5 * 13);
     let article = format!("{:?}", Some(Fill::Constant(-1e9)));
     assert!(
         fills.contains(&article) && fills.contains("None"),
@@ -260,8 +271,8 @@ fn bahdanau_attention_matches_first_article_reference() {
 #[test]
 fn multi_head_additive_attention_matches_reference() {
     let mut report = Report::default();
-    for case in family("multi_head_additive_attention") {
-        let label = name(case);
+    for (case, scoring) in with_both_scorings(family("multi_head_additive_attention")) {
+        let label = format!("{} ({scoring:?})", name(case));
         let heads = usize_config(case, "num_heads");
         assert!(heads >= 2, "{label}: several heads");
         let config = MultiHeadAdditiveAttentionConfig {
@@ -271,6 +282,7 @@ fn multi_head_additive_attention_matches_reference() {
             num_hiddens: usize_config(case, "hidden"),
             num_heads: heads,
             fill: fill_of(case).unwrap_or_default(),
+            scoring,
         };
         let module = MultiHeadAdditiveAttention::from_state_dict(config, &state(case))
             .unwrap_or_else(|e| panic!("{label}: {e}"));
@@ -286,7 +298,7 @@ fn multi_head_additive_attention_matches_reference() {
         loss(case, &context, Some(&weights)).backward();
         report.check_grads(case, "grads", &differentiable(&x, Some(&module)));
     }
-    report.finish(2 * 30);
+    report.finish(2 * 2 * 30);
 }
 
 // ---------------------------------------------------------------------------------------

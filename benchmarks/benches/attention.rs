@@ -1,10 +1,10 @@
 //! Scaled dot-product, d2l multi-head (256 hiddens, 8 heads) and d2l additive (256
-//! hiddens) attention at batch 8, queries = keys = T for T in 64, 256, 1024: the forward
+//! hiddens; fused scores, and d2l's broadcast form) attention at batch 8, queries = keys = T for T in 64, 256, 1024: the forward
 //! pass alone (under `no_grad`) and the forward and backward passes
 //! (`output.sum().backward()`, inputs and parameters requiring gradients).
 //!
 //! Cases whose estimated memory exceeds `benchmarks::MEMORY_LIMIT` (4 GiB) are skipped; with
-//! these sizes that is additive attention at T = 1024, whose `[8, 1024, 1024, 256]` feature
+//! these sizes that is additive attention with broadcast scores at T = 1024, whose `[8, 1024, 1024, 256]` feature
 //! tensor alone takes 8 GiB (see `Case::estimated_bytes` for the formulas). Each size is
 //! sampled for at most 10 seconds, so the slowest ones give only a few samples.
 //!
@@ -70,11 +70,28 @@ mod multi_head {
     }
 }
 
-/// d2l's `AdditiveAttention` (query, key and hidden sizes 256); T = 1024 is skipped.
+/// d2l's `AdditiveAttention` (query, key and hidden sizes 256), fused scores (the default).
 #[divan::bench_group(max_time = 10)]
 mod additive {
     use super::*;
     const CASE: Family = |len, pass| Case::Additive { len, pass };
+
+    #[divan::bench(args = lens(CASE, Forward))]
+    fn forward(bencher: Bencher, len: usize) {
+        run(bencher, CASE(len, Forward));
+    }
+
+    #[divan::bench(args = lens(CASE, ForwardBackward))]
+    fn forward_backward(bencher: Bencher, len: usize) {
+        run(bencher, CASE(len, ForwardBackward));
+    }
+}
+
+/// The same module with d2l's broadcast scores; T = 1024 is skipped.
+#[divan::bench_group(max_time = 10)]
+mod additive_broadcast {
+    use super::*;
+    const CASE: Family = |len, pass| Case::AdditiveBroadcast { len, pass };
 
     #[divan::bench(args = lens(CASE, Forward))]
     fn forward(bencher: Bencher, len: usize) {

@@ -13,7 +13,8 @@
 //! | `matmul/N` | `[N, N] @ [N, N]` |
 //! | `sdpa/PASS/T` | [`scaled_dot_product_attention`] on queries, keys and values `[B, T, d]` |
 //! | `multi_head/PASS/T` | d2l's [`MultiHeadAttention`] (`d` hiddens, [`NUM_HEADS`] heads, no bias) |
-//! | `additive/PASS/T` | d2l's [`AdditiveAttention`] (query, key and hidden sizes `d`) |
+//! | `additive/PASS/T` | d2l's [`AdditiveAttention`] (query, key and hidden sizes `d`), with the library's default fused scores ([`AdditiveScoring::Fused`]) |
+//! | `additive_broadcast/PASS/T` | the same module computing its scores as d2l writes them ([`AdditiveScoring::Broadcast`]), through a `[B, T, T, d]` tensor |
 //! | `decode/MODE/bB` | [`DECODE_TOKENS`] tokens through one [`CausalSelfAttention`] layer |
 //!
 //! with `B` = [`BATCH`], `d` = [`NUM_HIDDENS`], `T` in [`SEQ_LENS`] (queries and keys
@@ -24,8 +25,8 @@
 //! with the layer in evaluation mode.
 //!
 //! Cases whose [`estimated_bytes`](Case::estimated_bytes) exceed [`MEMORY_LIMIT`] are
-//! listed but not run: additive attention at `T = 1024` would build two
-//! `[8, 1024, 1024, 256]` tensors of 8 GiB each.
+//! listed but not run: additive attention with broadcast scores at `T = 1024` would build
+//! two `[8, 1024, 1024, 256]` tensors of 8 GiB each.
 
 use std::fmt;
 
@@ -84,8 +85,15 @@ pub enum Case {
         /// Forward alone, or forward and backward.
         pass: Pass,
     },
-    /// d2l's [`AdditiveAttention`] over `len` queries and keys.
+    /// d2l's [`AdditiveAttention`] over `len` queries and keys, with fused scores.
     Additive {
+        /// Queries and keys per sequence.
+        len: usize,
+        /// Forward alone, or forward and backward.
+        pass: Pass,
+    },
+    /// d2l's [`AdditiveAttention`] over `len` queries and keys, with broadcast scores.
+    AdditiveBroadcast {
         /// Queries and keys per sequence.
         len: usize,
         /// Forward alone, or forward and backward.
@@ -116,6 +124,9 @@ impl fmt::Display for Case {
             Case::Sdpa { len, pass } => write!(f, "sdpa/{pass}/{len}"),
             Case::MultiHead { len, pass } => write!(f, "multi_head/{pass}/{len}"),
             Case::Additive { len, pass } => write!(f, "additive/{pass}/{len}"),
+            Case::AdditiveBroadcast { len, pass } => {
+                write!(f, "additive_broadcast/{pass}/{len}")
+            }
             Case::Decode { batch, kv_cache } => {
                 let mode = if kv_cache { "kv_cache" } else { "recompute" };
                 write!(f, "decode/{mode}/b{batch}")
@@ -128,10 +139,11 @@ impl Case {
     /// Every case, in the order the tables list them, including those that are skipped.
     pub fn all() -> Vec<Case> {
         let mut cases: Vec<Case> = MATMUL_SIZES.map(|n| Case::Matmul { n }).to_vec();
-        let families: [fn(usize, Pass) -> Case; 3] = [
+        let families: [fn(usize, Pass) -> Case; 4] = [
             |len, pass| Case::Sdpa { len, pass },
             |len, pass| Case::MultiHead { len, pass },
             |len, pass| Case::Additive { len, pass },
+            |len, pass| Case::AdditiveBroadcast { len, pass },
         ];
         for family in families {
             for pass in [Pass::Forward, Pass::ForwardBackward] {
@@ -156,7 +168,8 @@ impl Case {
     /// - dot-product attention (plain and multi-head): the scores, `S = B·T²` values per
     ///   head, `2·S` for the forward pass (scores and weights), `8·S` with the backward pass
     ///   (their gradients and the softmax's intermediates);
-    /// - additive attention: the features `F = B·T²·h` (`h` = [`NUM_HIDDENS`]), `2·F` for
+    /// - additive attention with fused scores: like dot-product attention, `2·S` and `8·S`;
+    /// - with broadcast scores: the features `F = B·T²·h` (`h` = [`NUM_HIDDENS`]), `2·F` for
     ///   the forward pass (the sum and its `tanh`), `5·F` with the backward pass;
     /// - decoding without a cache: the scores over the whole prefix, `6·B·H·T²`; with a
     ///   cache: the keys and values read back from it, `3·B·T·d` (the cache's own buffers are
@@ -171,7 +184,8 @@ impl Case {
             Case::Matmul { n } => n * n,
             Case::Sdpa { len, pass } => copies(pass, 2, 8) * b * len * len,
             Case::MultiHead { len, pass } => copies(pass, 2, 8) * b * h * len * len,
-            Case::Additive { len, pass } => copies(pass, 2, 5) * b * len * len * d,
+            Case::Additive { len, pass } => copies(pass, 2, 8) * b * len * len,
+            Case::AdditiveBroadcast { len, pass } => copies(pass, 2, 5) * b * len * len * d,
             Case::Decode { batch, kv_cache } if kv_cache => 3 * batch * t * d,
             Case::Decode { batch, .. } => 6 * batch * h * t * t,
         };
@@ -207,17 +221,9 @@ impl Case {
                     module.forward(q, k, v, &Mask::none())
                 })
             }
-            Case::Additive { len, pass } => {
-                let mut module = AdditiveAttention::new(AdditiveAttentionConfig {
-                    query_size: NUM_HIDDENS,
-                    key_size: NUM_HIDDENS,
-                    num_hiddens: NUM_HIDDENS,
-                    ..Default::default()
-                });
-                module.eval();
-                attention_case(pass, module.parameters(), len, move |q, k, v| {
-                    module.forward(q, k, v, &Mask::none())
-                })
+            Case::Additive { len, pass } => additive_case(len, pass, AdditiveScoring::Fused),
+            Case::AdditiveBroadcast { len, pass } => {
+                additive_case(len, pass, AdditiveScoring::Broadcast)
             }
             Case::Decode { batch, kv_cache } => decode_case(batch, kv_cache),
         }
@@ -230,6 +236,21 @@ impl Case {
         let mut run = self.prepare();
         measure_peak(&mut run)
     }
+}
+
+/// d2l's additive attention with sizes [`NUM_HIDDENS`], computing its scores as `scoring` says.
+fn additive_case(len: usize, pass: Pass, scoring: AdditiveScoring) -> Box<dyn FnMut()> {
+    let mut module = AdditiveAttention::new(AdditiveAttentionConfig {
+        query_size: NUM_HIDDENS,
+        key_size: NUM_HIDDENS,
+        num_hiddens: NUM_HIDDENS,
+        scoring,
+        ..Default::default()
+    });
+    module.eval();
+    attention_case(pass, module.parameters(), len, move |q, k, v| {
+        module.forward(q, k, v, &Mask::none())
+    })
 }
 
 /// The most bytes live tensors held during one call of `run`, beyond those alive before it.
@@ -316,7 +337,7 @@ mod tests {
     }
 
     #[test]
-    fn only_additive_attention_at_1024_is_skipped() {
+    fn only_broadcast_additive_attention_at_1024_is_skipped() {
         let skipped: Vec<String> = Case::all()
             .iter()
             .filter(|c| !c.fits())
@@ -324,7 +345,10 @@ mod tests {
             .collect();
         assert_eq!(
             skipped,
-            ["additive/forward/1024", "additive/forward_backward/1024"]
+            [
+                "additive_broadcast/forward/1024",
+                "additive_broadcast/forward_backward/1024"
+            ]
         );
     }
 }

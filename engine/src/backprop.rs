@@ -249,6 +249,16 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
             wants(a).then(|| sum_to(&g.matmul(b), a.shape())),
             wants(b).then(|| sum_to(&g.transpose(-1, -2).matmul(a), b.shape())),
         ],
+        // s = Σₕ w tanh(q + k): with t = tanh(q + k), dq = dk = Σ g w (1 − t²), dw = Σ g t,
+        // computed by one kernel that recomputes t rather than storing it.
+        Op::AdditiveScores { queries, keys, w } => {
+            let [dq, dk, dw] = queries.additive_scores_grads(keys, w, g);
+            vec![
+                wants(queries).then_some(dq),
+                wants(keys).then_some(dk),
+                wants(w).then_some(dw),
+            ]
+        }
         Op::Reshape(x) => one(x, &|| g.reshape(x.shape())),
         // Undo the permutation: output dim d came from input dim perm[d].
         Op::Permute(x, perm) => one(x, &|| {

@@ -50,6 +50,7 @@
 //! | `sum` `sum_dim` `sum_dims` `max` `max_dim` (`mean` = sum × 1/n) | `ops/reduce.rs` | `cpu/reduce.rs` | `Op::Sum`, `Op::Max` |
 //! | `softmax` `log_softmax` | `ops/softmax.rs` | `cpu/reduce.rs` | `Op::Softmax`, `Op::LogSoftmax` |
 //! | `matmul` `bmm` `matmul_t` | `ops/matmul.rs` | `cpu/matmul.rs` | `Op::Matmul`, `Op::MatmulT` |
+//! | `additive_scores` (fused `Σₕ w tanh(q + k)`) | `ops/additive.rs` | `cpu/additive.rs` | `Op::AdditiveScores` |
 //! | `reshape` `unsqueeze` `squeeze` `permute` `transpose` `broadcast_to` `expand` | `ops/reshape.rs` | `cpu/layout.rs` | `Op::Reshape`, `Op::Permute`, `Op::Expand` |
 //! | `concat` `stack` `narrow` `slice` | `ops/join.rs` | `cpu/layout.rs` | `Op::Concat`, `Op::Narrow` |
 //! | `index_select` `embedding` `repeat_interleave` `where_cond` `masked_fill` | `ops/indexing.rs` | `cpu/layout.rs`, `cpu/elementwise.rs` | `Op::IndexSelect`, `Op::Where` |
@@ -60,7 +61,8 @@
 //! - Every tensor is stored contiguously in row-major order. `transpose` and `permute` copy;
 //!   `reshape` and `detach` share the buffer. Kernels are plain loops over slices; the two
 //!   places that go further (broadcasting a row at a time, and matrix products through
-//!   `matrixmultiply`) are described in `cpu/mod.rs`.
+//!   `matrixmultiply`) are described in `cpu/mod.rs`, as is the one fused op,
+//!   `additive_scores`.
 //! - There is one element type, `f32`. Indices (token ids, class targets) are `f32` tensors
 //!   of whole numbers, checked before use; masks are `f32` tensors of 0s and 1s.
 //! - Ops panic on a shape mistake, with a message naming the op and the shapes, at the

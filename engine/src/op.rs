@@ -47,6 +47,12 @@ pub(crate) enum Op {
     Matmul(Tensor, Tensor),
     /// `a · bᵀ` over the last two dimensions, reading `b` in place.
     MatmulT(Tensor, Tensor),
+    /// `Σₕ w[h] · tanh(queries[b, q, h] + keys[b, k, h])`, fused.
+    AdditiveScores {
+        queries: Tensor,
+        keys: Tensor,
+        w: Tensor,
+    },
     Reshape(Tensor),
     Permute(Tensor, Vec<usize>),
     Expand(Tensor),
@@ -92,6 +98,7 @@ impl Op {
             Op::LogSoftmax(..) => "log_softmax",
             Op::Matmul(..) => "matmul",
             Op::MatmulT(..) => "matmul_t",
+            Op::AdditiveScores { .. } => "additive_scores",
             Op::Reshape(_) => "reshape",
             Op::Permute(..) => "permute",
             Op::Expand(_) => "expand",
@@ -139,6 +146,7 @@ impl Op {
             | Op::IndexSelect { x, .. } => vec![x],
             Op::Concat(xs, _) => xs.iter().collect(),
             Op::Where { cond, a, b } => vec![cond, a, b],
+            Op::AdditiveScores { queries, keys, w } => vec![queries, keys, w],
         }
     }
 }

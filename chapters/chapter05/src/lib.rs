@@ -94,6 +94,7 @@ pub fn batched_example() -> (AdditiveAttention, [Tensor; 4]) {
         query_size: 5,
         key_size: 6,
         num_hiddens: 8,
+        scoring: AdditiveScoring::Broadcast, // d2l's ops, as written by hand below
         ..Default::default()
     });
     library.eval();
@@ -116,6 +117,7 @@ pub fn decoder_example() -> (BahdanauAttention, [Tensor; 3]) {
         key_size: 6,
         value_size: 6,
         num_hiddens: 8,
+        scoring: AdditiveScoring::Broadcast, // the ops written by hand below
         ..Default::default()
     });
     let query = Tensor::randn([2, 5]); //   one decoder state per example
@@ -186,6 +188,19 @@ pub fn tour() -> String {
         "largest difference from AdditiveAttention: output {}, weights {}",
         max_abs_diff(&output, &expected),
         max_abs_diff(&weights, &expected_weights)
+    ));
+    // The same weights in a module with the default, fused scores (section 5).
+    let config = AdditiveAttentionConfig {
+        query_size: 5,
+        key_size: 6,
+        num_hiddens: 8,
+        ..Default::default()
+    };
+    let fused = AdditiveAttention::from_state_dict(config, &library.state_dict()).unwrap();
+    let fused_output = fused.forward(&queries, &keys, &values, &mask);
+    line(format!(
+        "largest difference from the fused default: output {:.1e}",
+        max_abs_diff(&output, &fused_output)
     ));
     line(format!(
         "weights of example 1 (2 real keys):\n{:.4}",
@@ -289,9 +304,9 @@ pub fn tour() -> String {
         "held after"
     ));
     // ANCHOR: tour_memory
-    for (b, q, k, h) in [(2, 16, 16, 32), (4, 32, 32, 32), (4, 64, 64, 32)] {
-        let inference = measure_forward(b, q, k, h, false);
-        let training = measure_forward(b, q, k, h, true);
+    for sizes @ (b, q, k, h) in [(2, 16, 16, 32), (4, 32, 32, 32), (4, 64, 64, 32)] {
+        let inference = measure_forward(sizes, AdditiveScoring::Broadcast, false);
+        let training = measure_forward(sizes, AdditiveScoring::Broadcast, true);
         line(format!(
             "{b:>2} {q:>3} {k:>3} {h:>3} {:>11} | {:>12} {:>6.2} {:>11} | {:>13} {:>11}",
             human(inference.pairs),
@@ -318,6 +333,22 @@ pub fn tour() -> String {
     // ANCHOR: tour_refused
     line(refused_forward(8, 64, 64, 64, 6 << 20));
     // ANCHOR_END: tour_refused
+    // ANCHOR: tour_fused
+    line("the same sizes with fused scores (the library's default):".into());
+    for sizes @ (b, q, k, h) in [(2, 16, 16, 32), (4, 32, 32, 32), (4, 64, 64, 32)] {
+        let inference = measure_forward(sizes, AdditiveScoring::Fused, false);
+        let training = measure_forward(sizes, AdditiveScoring::Fused, true);
+        line(format!(
+            "{b:>2} {q:>3} {k:>3} {h:>3} {:>11} | {:>12} {:>6.2} {:>11} | {:>13} {:>11}",
+            human(inference.pairs),
+            human(inference.peak),
+            inference.peak as f64 / inference.pairs as f64,
+            human(inference.held),
+            human(training.peak),
+            human(training.held),
+        ));
+    }
+    // ANCHOR_END: tour_fused
 
     line("\n== 6. Size mistakes".into());
     // ANCHOR: tour_mistakes

@@ -1,6 +1,6 @@
 //! What the `[B, Q, K, h]` tensor costs, measured with the engine's memory accounting.
 
-use attention::{AdditiveAttention, AdditiveAttentionConfig, Mask};
+use attention::{AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring, Mask};
 use engine::Tensor;
 use engine::memory;
 use engine::nn::Module;
@@ -28,11 +28,12 @@ pub struct ForwardMemory {
 /// features, small next to the hidden size.
 const FEATURES: usize = 8;
 
-fn module(h: usize) -> AdditiveAttention {
+fn module(h: usize, scoring: AdditiveScoring) -> AdditiveAttention {
     let mut attention = AdditiveAttention::new(AdditiveAttentionConfig {
         query_size: FEATURES,
         key_size: FEATURES,
         num_hiddens: h,
+        scoring,
         ..Default::default()
     });
     attention.eval();
@@ -41,13 +42,17 @@ fn module(h: usize) -> AdditiveAttention {
 
 // ANCHOR: measure_forward
 /// Runs one forward pass of d2l's additive attention with `B = b`, `Q = q`, `K = k`,
-/// `num_hiddens = h`, on a thread of its own so that nothing else is counted, and reports
-/// its memory. With `training` the parameters record the graph for `backward`; without,
-/// the pass runs under `no_grad`, as inference does.
-pub fn measure_forward(b: usize, q: usize, k: usize, h: usize, training: bool) -> ForwardMemory {
+/// `num_hiddens = h`, its scores computed as `scoring` says, on a thread of its own so that
+/// nothing else is counted, and reports its memory. With `training` the parameters record
+/// the graph for `backward`; without, the pass runs under `no_grad`, as inference does.
+pub fn measure_forward(
+    (b, q, k, h): (usize, usize, usize, usize),
+    scoring: AdditiveScoring,
+    training: bool,
+) -> ForwardMemory {
     std::thread::spawn(move || {
         engine::manual_seed(0);
-        let attention = module(h);
+        let attention = module(h, scoring);
         let queries = Tensor::randn([b, q, FEATURES]);
         let keys = Tensor::randn([b, k, FEATURES]);
         let values = Tensor::randn([b, k, FEATURES]);
@@ -74,12 +79,13 @@ pub fn measure_forward(b: usize, q: usize, k: usize, h: usize, training: bool) -
 // ANCHOR_END: measure_forward
 
 // ANCHOR: refused
-/// The message of a forward pass that does not fit in `budget` bytes: the engine checks
-/// each allocation against [`memory::set_budget`] before making it.
+/// The message of a forward pass (with d2l's broadcast scores) that does not fit in
+/// `budget` bytes: the engine checks each allocation against [`memory::set_budget`] before
+/// making it.
 pub fn refused_forward(b: usize, q: usize, k: usize, h: usize, budget: usize) -> String {
     std::thread::spawn(move || {
         engine::manual_seed(0);
-        let attention = module(h);
+        let attention = module(h, AdditiveScoring::Broadcast);
         let queries = Tensor::randn([b, q, FEATURES]);
         let keys = Tensor::randn([b, k, FEATURES]);
         memory::set_budget(Some(budget));

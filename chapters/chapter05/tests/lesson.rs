@@ -36,6 +36,7 @@ fn weights_given_by_hand_load_into_both_the_library_module_and_the_step_by_step_
         query_size: 3,
         key_size: 2,
         num_hiddens: 4,
+        scoring: AdditiveScoring::Broadcast,
         ..Default::default()
     };
     let library = AdditiveAttention::from_state_dict(config, &state).unwrap();
@@ -363,7 +364,7 @@ fn the_forward_pass_holds_the_pairs_tensor_twice() {
     let (b, q, k, h) = (2, 16, 16, 32);
     let pairs = pairs_bytes(b, q, k, h);
     assert_eq!(pairs, 65536);
-    let inference = measure_forward(b, q, k, h, false);
+    let inference = measure_forward((b, q, k, h), AdditiveScoring::Broadcast, false);
     // q + k and its tanh are alive together; everything else is a small fraction.
     assert!(inference.peak >= 2 * pairs, "{inference:?}");
     assert!(inference.peak < 2 * pairs + pairs / 4, "{inference:?}");
@@ -371,11 +372,38 @@ fn the_forward_pass_holds_the_pairs_tensor_twice() {
         inference.held < pairs / 8,
         "no_grad frees them: {inference:?}"
     );
-    let training = measure_forward(b, q, k, h, true);
+    let training = measure_forward((b, q, k, h), AdditiveScoring::Broadcast, true);
     assert!(
         training.held >= 2 * pairs,
         "the graph keeps both for backward: {training:?}"
     );
+}
+
+#[test]
+fn fused_scores_hold_no_pairs_tensor_and_give_the_same_numbers() {
+    let sizes @ (b, q, k, h) = (4, 64, 64, 32);
+    let pairs = pairs_bytes(b, q, k, h);
+    for training in [false, true] {
+        let fused = measure_forward(sizes, AdditiveScoring::Fused, training);
+        let broadcast = measure_forward(sizes, AdditiveScoring::Broadcast, training);
+        assert!(fused.peak < pairs / 4, "{fused:?}");
+        assert!(broadcast.peak >= 2 * pairs, "{broadcast:?}");
+    }
+    // The same weights, both ways: the same outputs up to tanh's last bits.
+    let (library, [queries, keys, values, lens]) = batched_example();
+    let config = AdditiveAttentionConfig {
+        query_size: 5,
+        key_size: 6,
+        num_hiddens: 8,
+        ..Default::default()
+    };
+    let fused = AdditiveAttention::from_state_dict(config, &library.state_dict()).unwrap();
+    let mask = Mask::valid_lens(&lens);
+    let difference = max_abs_diff(
+        &fused.forward(&queries, &keys, &values, &mask),
+        &library.forward(&queries, &keys, &values, &mask),
+    );
+    assert!(difference < 1e-6, "{difference}");
 }
 
 #[test]

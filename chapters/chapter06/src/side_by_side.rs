@@ -7,8 +7,9 @@ use engine::memory;
 
 // ANCHOR: same_shapes
 /// The two scoring functions set up on the same self-attention inputs: `batch` sequences
-/// of `n` tokens of size `d`, with additive attention's hidden size `h = d`. Both modules
-/// are in evaluation mode.
+/// of `n` tokens of size `d`, with additive attention's hidden size `h = d`, its scores
+/// computed as d2l writes them (through `[B, Q, K, h]`; chapter 5 shows the fused
+/// default). Both modules are in evaluation mode.
 #[derive(Debug)]
 pub struct SameShapes {
     /// `w · tanh(W_q q + W_k k)`, with `W_q, W_k: [d, d]` and `w: [1, d]`.
@@ -31,6 +32,7 @@ impl SameShapes {
             query_size: d,
             key_size: d,
             num_hiddens: d,
+            scoring: AdditiveScoring::Broadcast,
             ..Default::default()
         });
         let mut dot_product = DotProductAttention::new(DotProductAttentionConfig::default());

@@ -1,14 +1,17 @@
 //! CPU kernels: plain loops over `&[f32]` in row-major order.
 //!
-//! Two places go beyond the plainest loop, each documented where it is: broadcasting
-//! kernels walk the output a row at a time (`strided.rs`, `BroadcastRows`), and matrix
+//! Three places go beyond the plainest loop, each documented where it is: broadcasting
+//! kernels walk the output a row at a time (`strided.rs`, `BroadcastRows`), matrix
 //! products use `matrixmultiply`'s blocked SIMD kernel (`matmul.rs`), with the plain loop
-//! kept as the definition the tests hold it to.
+//! kept as the definition the tests hold it to, and additive attention's scores are one
+//! fused kernel (`additive.rs`) that never builds the `[B, Q, K, h]` tensor of the
+//! composed form, which the tests hold it to.
 //!
 //! Kernels trust their arguments: the tensor layer (`crate::ops`) has already checked every
 //! shape and index, so a kernel never needs to report a mistake. They know nothing about
 //! autograd either; they only compute values.
 
+pub(crate) mod additive;
 pub(crate) mod elementwise;
 pub(crate) mod layout;
 pub(crate) mod matmul;

@@ -3,6 +3,7 @@
 //! Each op checks its arguments (`crate::check`), runs a kernel (`crate::cpu`), and records
 //! an [`Op`](crate::op::Op) so `backward` can find its derivative in `crate::backprop`.
 
+mod additive;
 mod arithmetic;
 pub(crate) mod elementwise_fn;
 mod indexing;
