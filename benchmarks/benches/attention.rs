@@ -1,12 +1,13 @@
 //! Scaled dot-product, d2l multi-head (256 hiddens, 8 heads) and d2l additive (256
-//! hiddens; fused scores, and d2l's broadcast form) attention at batch 8, queries = keys = T for T in 64, 256, 1024: the forward
-//! pass alone (under `no_grad`) and the forward and backward passes
-//! (`output.sum().backward()`, inputs and parameters requiring gradients).
+//! hiddens; fused scores, and d2l's broadcast form) attention at batch 8, queries = keys = T
+//! for T in 64, 256, 1024: the forward pass alone (under `no_grad`) and the forward and
+//! backward passes (`output.sum().backward()`, inputs and parameters requiring gradients).
 //!
 //! Cases whose estimated memory exceeds `benchmarks::MEMORY_LIMIT` (4 GiB) are skipped; with
-//! these sizes that is additive attention with broadcast scores at T = 1024, whose `[8, 1024, 1024, 256]` feature
-//! tensor alone takes 8 GiB (see `Case::estimated_bytes` for the formulas). Each size is
-//! sampled for at most 10 seconds, so the slowest ones give only a few samples.
+//! these sizes that is additive attention with broadcast scores at T = 1024, whose
+//! `[8, 1024, 1024, 256]` feature tensor alone takes 8 GiB (see `Case::estimated_bytes` for
+//! the formulas). Each size is sampled for at most 10 seconds, so the slowest ones give only
+//! a few samples.
 //!
 //! ```console
 //! cargo bench -p benchmarks --bench attention
