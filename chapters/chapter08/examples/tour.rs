@@ -1,0 +1,13 @@
+//! Prints everything chapter 8's page shows and draws its heatmap:
+//! `cargo run -p chapter08 --example tour`. (The speed chart is drawn from the committed
+//! sample run; `cargo run --release -p chapter08 --example speed` measures your machine.)
+
+fn main() -> Result<(), String> {
+    print!("{}", chapter08::tour());
+    figures::write(
+        "ch08-causal-weights.svg",
+        &chapter08::causal_weights_heatmap(),
+    )?;
+    figures::write("ch08-speed.svg", &chapter08::sample_speed_chart())?;
+    Ok(())
+}

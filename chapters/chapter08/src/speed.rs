@@ -1,0 +1,167 @@
+//! Tokens per second with and without the cache: the sizes the `speed` example measures,
+//! the sample run committed with the crate (`data/sample_speed.tsv`), its table and its
+//! chart. Nothing here measures time; the example does
+//! (`cargo run --release -p chapter08 --example speed`).
+
+/// The width of the layer the `speed` example times.
+pub const SPEED_D_MODEL: usize = 64;
+/// The heads of the layer the `speed` example times.
+pub const SPEED_HEADS: usize = 4;
+/// The positions `t` at which the `speed` example times one new token.
+pub const SPEED_POSITIONS: [usize; 7] = [16, 32, 64, 128, 256, 512, 1024];
+
+/// The sample run committed with the crate, as the example's `--record` wrote it.
+pub const SAMPLE_SPEED: &str = include_str!("../data/sample_speed.tsv");
+
+/// The speed of producing the token at one position.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpeedRow {
+    /// The position of the new token, counting from 1: it attends to `t` keys.
+    pub t: usize,
+    /// Tokens per second with a cache: one `step`.
+    pub with_cache: f64,
+    /// Tokens per second without: `forward` over all `t` tokens.
+    pub without_cache: f64,
+}
+
+impl SpeedRow {
+    /// How many times faster the cached token is.
+    pub fn speedup(&self) -> f64 {
+        self.with_cache / self.without_cache
+    }
+}
+
+/// One run of the `speed` example: where it ran, and a row per position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpeedRun {
+    /// The machine, in words (operating system, architecture, threads).
+    pub machine: String,
+    /// One row per position, in increasing `t`.
+    pub rows: Vec<SpeedRow>,
+}
+
+impl SpeedRun {
+    /// Reads a run in the format [`to_file`](SpeedRun::to_file) writes: `#` comment lines
+    /// (one of them `# machine: …`), then one line per position,
+    /// `t  with_cache  without_cache` (tokens per second), separated by whitespace.
+    pub fn parse(text: &str) -> Result<SpeedRun, String> {
+        let mut machine = None;
+        let mut rows = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if let Some(comment) = line.strip_prefix('#') {
+                if let Some(m) = comment.trim().strip_prefix("machine:") {
+                    machine = Some(m.trim().to_string());
+                }
+                continue;
+            }
+            if line.is_empty() {
+                continue;
+            }
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let bad = || {
+                format!(
+                    "line {}: expected `t with_cache without_cache`, found {line:?}",
+                    n + 1
+                )
+            };
+            let [t, with, without] = fields[..] else {
+                return Err(bad());
+            };
+            rows.push(SpeedRow {
+                t: t.parse().map_err(|_| bad())?,
+                with_cache: with.parse().map_err(|_| bad())?,
+                without_cache: without.parse().map_err(|_| bad())?,
+            });
+        }
+        let machine = machine.ok_or("no `# machine: …` line")?;
+        if rows.is_empty() {
+            return Err("no rows".into());
+        }
+        Ok(SpeedRun { machine, rows })
+    }
+
+    /// The file the example's `--record` writes (and [`parse`](SpeedRun::parse) reads).
+    pub fn to_file(&self) -> String {
+        let mut out = String::new();
+        out.push_str("# One machine's run of the speed example, recorded with a release build:\n");
+        out.push_str("#   cargo run --release -p chapter08 --example speed -- --record\n");
+        out.push_str(&format!("# machine: {}\n", self.machine));
+        out.push_str(&format!(
+            "# layer: CausalSelfAttention, d_model {SPEED_D_MODEL}, {SPEED_HEADS} heads, batch 1, no gradient\n"
+        ));
+        out.push_str(
+            "# t: the position of the new token; tokens/s: 1 / the median time to produce it\n",
+        );
+        out.push_str("# t\twith_cache_tokens_per_s\twithout_cache_tokens_per_s\n");
+        for r in &self.rows {
+            out.push_str(&format!(
+                "{}\t{:.1}\t{:.1}\n",
+                r.t, r.with_cache, r.without_cache
+            ));
+        }
+        out
+    }
+
+    /// The run as the page shows it: the machine, then one line per position with both
+    /// speeds and the speed-up.
+    pub fn table(&self) -> String {
+        let mut out = format!("machine: {}\n", self.machine);
+        out.push_str(&format!(
+            "{:>5} {:>20} {:>20} {:>9}\n",
+            "t", "with cache (tok/s)", "without (tok/s)", "speed-up"
+        ));
+        for r in &self.rows {
+            out.push_str(&format!(
+                "{:>5} {:>20.0} {:>20.1} {:>8.1}x\n",
+                r.t,
+                r.with_cache,
+                r.without_cache,
+                r.speedup()
+            ));
+        }
+        out
+    }
+}
+
+/// The committed sample run (`data/sample_speed.tsv`).
+pub fn sample_run() -> SpeedRun {
+    SpeedRun::parse(SAMPLE_SPEED).expect("data/sample_speed.tsv is well formed")
+}
+
+// ANCHOR: speed_chart
+/// Tokens per second against the position of the new token, with and without the cache,
+/// both axes on log scales. `title` says whose run it is.
+pub fn speed_chart(run: &SpeedRun, title: &str) -> String {
+    let points = |f: fn(&SpeedRow) -> f64| -> Vec<(f32, f32)> {
+        run.rows.iter().map(|r| (r.t as f32, f(r) as f32)).collect()
+    };
+    let with = points(|r| r.with_cache);
+    let without = points(|r| r.without_cache);
+    figures::line_chart(&figures::LineChart {
+        title,
+        x_desc: "position t of the new token (t keys)",
+        y_desc: "tokens per second",
+        series: &[
+            figures::Series {
+                name: "with a KV cache (step)",
+                points: &with,
+            },
+            figures::Series {
+                name: "without (forward over all t tokens)",
+                points: &without,
+            },
+        ],
+        log2_x: true,
+        log10_y: true,
+    })
+}
+// ANCHOR_END: speed_chart
+
+/// The title of the book's figure, drawn from the committed sample.
+pub const SAMPLE_CHART_TITLE: &str = "tokens per second, one machine's sample run";
+
+/// The book's figure: [`speed_chart`] of the committed [`sample_run`].
+pub fn sample_speed_chart() -> String {
+    speed_chart(&sample_run(), SAMPLE_CHART_TITLE)
+}
