@@ -95,7 +95,7 @@ pub(crate) fn attention_weights(
         values.shape()
     );
     let scale = scale.unwrap_or(1.0 / (d as f32).sqrt());
-    let scores = queries.matmul(&keys.transpose(-2, -1)) * scale;
+    let scores = queries.matmul_t(keys) * scale; // Q Kᵀ, reading K in place
     masked_softmax_in(module, &scores, mask, fill)
 }
 

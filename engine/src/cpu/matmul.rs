@@ -12,6 +12,12 @@
 //! The two differ only in the order in which products are summed, so results agree to
 //! float rounding (the tests compare them at 1e-5 relative).
 //!
+//! Products with at most [`SMALL_M`] rows (a decoding step multiplies one token, or one
+//! token per sequence of a small batch) skip `sgemm`, whose packing of the right operand
+//! costs more than such a product: [`matmul_small`] reads both operands in place, as
+//! `matmul_reference` does for `a · b`, and as dot products of rows for `a · bᵀ`. Which
+//! kernel runs depends only on the shapes, so a computation gives the same bits every time.
+//!
 //! Threads: set `MATMUL_NUM_THREADS` (1 to 4; read once per process; default 1) to run
 //! each product on that many threads. The threads split the result into blocks, and every
 //! element is still summed by one thread in the same order, so the numbers do not depend on
@@ -25,8 +31,8 @@ use super::strided::broadcast_strides;
 /// The loop order is `i → p → j`: the innermost loop walks a row of `b` and a row of `out`,
 /// both contiguous, instead of a column of `b` (a stride of `n` floats per step). This is the
 /// plain, cache-friendly version; it is not blocked, vectorised by hand or multi-threaded.
-// Used by the tests only, which hold the fast path to it: it is kept as the definition.
-#[cfg_attr(not(test), allow(dead_code))]
+// Also the kernel of `a · b` for a few rows (`matmul_small`), where it reads `b` in place.
+#[inline(always)]
 pub(crate) fn matmul_reference(
     a: &[f32],
     b: &[f32],
@@ -45,6 +51,84 @@ pub(crate) fn matmul_reference(
             }
         }
     }
+}
+
+/// Products with at most this many rows use [`matmul_small`].
+pub(crate) const SMALL_M: usize = 8;
+
+/// `out[m, n] = a[m, k] · b` for a few rows `m`, reading `b` in place: for `a · b` the
+/// definition's `i → p → j` loop (each row of the result is a sum of rows of `b`), for
+/// `a · bᵀ` one dot product per pair of rows, summed in 8 partial sums. Both loops
+/// vectorise; on x86-64 with AVX2 they are compiled a second time for its wider registers,
+/// with the same operations in the same order, so the same bits.
+fn matmul_small(a: &[f32], b: &[f32], rhs: Rhs, out: &mut [f32], dims: (usize, usize, usize)) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked on the line above.
+        return unsafe { matmul_small_avx2(a, b, rhs, out, dims) };
+    }
+    matmul_small_portable(a, b, rhs, out, dims)
+}
+
+/// [`matmul_small_portable`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn matmul_small_avx2(
+    a: &[f32],
+    b: &[f32],
+    rhs: Rhs,
+    out: &mut [f32],
+    dims: (usize, usize, usize),
+) {
+    matmul_small_portable(a, b, rhs, out, dims)
+}
+
+#[inline(always)]
+fn matmul_small_portable(
+    a: &[f32],
+    b: &[f32],
+    rhs: Rhs,
+    out: &mut [f32],
+    (m, k, n): (usize, usize, usize),
+) {
+    match rhs {
+        Rhs::AsIs => matmul_reference(a, b, out, m, k, n),
+        Rhs::Transposed => {
+            if k == 0 {
+                return; // every entry is an empty sum; `out` is zeros
+            }
+            for (b_row, j) in b.chunks_exact(k).zip(0..n) {
+                for (a_row, i) in a.chunks_exact(k).zip(0..m) {
+                    out[i * n + j] = dot(a_row, b_row);
+                }
+            }
+        }
+    }
+}
+
+/// `Σ x[i] · y[i]` in 8 partial sums (element `i` goes to sum `i % 8`), added in order at
+/// the end, then the tail: a fixed order that vectorises.
+#[inline(always)]
+fn dot(x: &[f32], y: &[f32]) -> f32 {
+    const LANES: usize = 8;
+    let mut lanes = [0.0f32; LANES];
+    let whole = x.len() - x.len() % LANES;
+    for (xc, yc) in x[..whole]
+        .chunks_exact(LANES)
+        .zip(y[..whole].chunks_exact(LANES))
+    {
+        for j in 0..LANES {
+            lanes[j] += xc[j] * yc[j];
+        }
+    }
+    let mut sum = lanes.iter().sum::<f32>();
+    for (&xv, &yv) in x[whole..].iter().zip(&y[whole..]) {
+        sum += xv * yv;
+    }
+    sum
 }
 
 /// How the right operand of a product is stored.
@@ -67,6 +151,9 @@ fn matmul_fast(a: &[f32], b: &[f32], rhs: Rhs, out: &mut [f32], (m, k, n): (usiz
         b.len(),
         out.len()
     );
+    if m <= SMALL_M {
+        return matmul_small(a, b, rhs, out, (m, k, n));
+    }
     // Row-major strides, in elements: moving one row skips a whole row, one column one value.
     let stride = |cols: usize| isize::try_from(cols).expect("a row fits in memory");
     // b[p, j] sits at p·rsb + j·csb: row-major [k, n], or row-major [n, k] read as its
@@ -156,6 +243,9 @@ mod tests {
             (3, 5, 7),
             (17, 33, 9),
             (64, 1, 65),
+            (1, 256, 300), // a few rows: the small kernel, with and without a tail of k
+            (8, 37, 5),
+            (9, 37, 5), // just above it: sgemm
             (2, 0, 3),
             (3, 2, 0),
             (0, 4, 2),
@@ -177,6 +267,29 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_few_rows_are_summed_as_the_definition_says() {
+        // matmul_small adds, for a · b, the rows of b in the definition's order: the same
+        // bits; for a · bᵀ, 8 partial sums: a hand-checkable case with k = 9.
+        let (a, b) = (values(3 * 40, 3), values(40 * 7, 4));
+        let mut definition = vec![0.0; 3 * 7];
+        matmul_reference(&a, &b, &mut definition, 3, 40, 7);
+        let mut small = vec![0.0; 3 * 7];
+        matmul_small(&a, &b, Rhs::AsIs, &mut small, (3, 40, 7));
+        assert_eq!(small, definition);
+        let x: Vec<f32> = (1..=9).map(|v| v as f32).collect();
+        let y = vec![1.0; 9];
+        let mut out = vec![0.0; 1];
+        matmul_small(&x, &y, Rhs::Transposed, &mut out, (1, 9, 1));
+        assert_eq!(out, vec![45.0]);
+        // Two rows of a against three rows of b: every pair, in the right place.
+        let a = [1.0, 0.0, 0.0, 1.0]; // [2, 2]
+        let b = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]; // [3, 2], read as [2, 3]
+        let mut out = vec![0.0; 6];
+        matmul_small(&a, &b, Rhs::Transposed, &mut out, (2, 2, 3));
+        assert_eq!(out, vec![1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
     }
 
     #[test]
