@@ -18,10 +18,11 @@
 //! `matmul_reference` does for `a · b`, and as dot products of rows for `a · bᵀ`. Which
 //! kernel runs depends only on the shapes, so a computation gives the same bits every time.
 //!
-//! Threads: set `MATMUL_NUM_THREADS` (1 to 4; read once per process; default 1) to run
-//! each product on that many threads. The threads split the result into blocks, and every
-//! element is still summed by one thread in the same order, so the numbers do not depend on
-//! the thread count.
+//! Threads: `sgemm` runs each product on `MATMUL_NUM_THREADS` threads (1 to 4, read once
+//! per process; when it is not set, one per physical core, `matrixmultiply`'s rule). The
+//! threads split the result into blocks, and every element is still summed by one thread in
+//! the same order, so the numbers do not depend on the thread count (a test runs the same
+//! products with 1, 2 and 3 threads in separate processes and compares the bits).
 
 use super::StridedOffsets;
 use super::strided::broadcast_strides;
