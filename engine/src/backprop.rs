@@ -239,15 +239,16 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
         // With l = log_softmax(x): dx = g − softmax(x) Σ g = g − eˡ Σ g
         Op::LogSoftmax(x, d) => one(x, &|| g - out.exp() * g.sum_dim_keepdim(*d)),
         // C = AB: dA = dC Bᵀ, dB = Aᵀ dC (summed over broadcast batch dimensions)
+        // (Bᵀ and Aᵀ are read in place: matmul_t computes g·Bᵀ, t_matmul Aᵀ·g.)
         Op::Matmul(a, b) => vec![
-            wants(a).then(|| sum_to(&g.matmul(&b.transpose(-1, -2)), a.shape())),
-            wants(b).then(|| sum_to(&a.transpose(-1, -2).matmul(g), b.shape())),
+            wants(a).then(|| sum_to(&g.matmul_t(b), a.shape())),
+            wants(b).then(|| sum_to(&a.t_matmul(g), b.shape())),
         ],
         // ANCHOR_END: input_grads_matmul
         // C = A Bᵀ: dA = dC B, dB = dCᵀ A (summed over broadcast batch dimensions)
         Op::MatmulT(a, b) => vec![
             wants(a).then(|| sum_to(&g.matmul(b), a.shape())),
-            wants(b).then(|| sum_to(&g.transpose(-1, -2).matmul(a), b.shape())),
+            wants(b).then(|| sum_to(&g.t_matmul(a), b.shape())),
         ],
         // s = Σₕ w tanh(q + k): with t = tanh(q + k), dq = dk = Σ g w (1 − t²), dw = Σ g t,
         // computed by one kernel that recomputes t rather than storing it.

@@ -43,7 +43,10 @@ fn products_have_the_same_bits_on_one_two_and_three_threads() {
     let one = run("1");
     assert_eq!(one.split(',').count(), 3 * 200 * 170 + 3 * 200 * 90);
     for threads in ["2", "3"] {
-        assert!(run(threads) == one, "{threads} threads give other bits than 1");
+        assert!(
+            run(threads) == one,
+            "{threads} threads give other bits than 1"
+        );
     }
     // And the same bits as this process, whatever its own thread count.
     let here: Vec<String> = products().iter().map(|v| v.to_bits().to_string()).collect();

@@ -132,6 +132,16 @@ fn dot(x: &[f32], y: &[f32]) -> f32 {
     sum
 }
 
+/// How the left operand of a product is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lhs {
+    /// `a` is `[m, k]`, row-major.
+    AsIs,
+    /// `a` is `[k, m]`, row-major: the product is `aᵀ · b`, read in place (the gradient of
+    /// a product's right operand, `Aᵀ · dC`, needs no transposed copy of `A`).
+    Transposed,
+}
+
 /// How the right operand of a product is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Rhs {
@@ -142,9 +152,15 @@ pub(crate) enum Rhs {
     Transposed,
 }
 
-/// `out[m, n] = a[m, k] · b` with the fast kernel, `b` stored as `rhs` says (`out` starts as
-/// zeros).
-fn matmul_fast(a: &[f32], b: &[f32], rhs: Rhs, out: &mut [f32], (m, k, n): (usize, usize, usize)) {
+/// `out[m, n] = a · b` with the fast kernel, `a` (`m × k`) and `b` (`k × n`) stored as
+/// `lhs` and `rhs` say (`out` starts as zeros).
+fn matmul_fast(
+    a: &[f32],
+    b: &[f32],
+    (lhs, rhs): (Lhs, Rhs),
+    out: &mut [f32],
+    (m, k, n): (usize, usize, usize),
+) {
     assert!(
         a.len() == m * k && b.len() == k * n && out.len() == m * n,
         "matmul kernel: slices of {}, {} and {} values for [{m}, {k}] × [{k}, {n}]",
@@ -152,7 +168,7 @@ fn matmul_fast(a: &[f32], b: &[f32], rhs: Rhs, out: &mut [f32], (m, k, n): (usiz
         b.len(),
         out.len()
     );
-    if m <= SMALL_M {
+    if m <= SMALL_M && lhs == Lhs::AsIs {
         return matmul_small(a, b, rhs, out, (m, k, n));
     }
     // Row-major strides, in elements: moving one row skips a whole row, one column one value.
@@ -162,6 +178,11 @@ fn matmul_fast(a: &[f32], b: &[f32], rhs: Rhs, out: &mut [f32], (m, k, n): (usiz
     let (rsb, csb) = match rhs {
         Rhs::AsIs => (stride(n), 1),
         Rhs::Transposed => (1, stride(k)),
+    };
+    // a[i, p] sits at i·rsa + p·csa: row-major [m, k], or row-major [k, m] read transposed.
+    let (rsa, csa) = match lhs {
+        Lhs::AsIs => (stride(k), 1),
+        Lhs::Transposed => (1, stride(m)),
     };
     // SAFETY: the assertion above guarantees that `a` holds m·k values, `b` k·n and `out`
     // m·n, laid out row-major with the strides given, so every index sgemm forms from
@@ -174,8 +195,8 @@ fn matmul_fast(a: &[f32], b: &[f32], rhs: Rhs, out: &mut [f32], (m, k, n): (usiz
             n,
             1.0,
             a.as_ptr(),
-            stride(k),
-            1,
+            rsa,
+            csa,
             b.as_ptr(),
             rsb,
             csb,
@@ -187,17 +208,21 @@ fn matmul_fast(a: &[f32], b: &[f32], rhs: Rhs, out: &mut [f32], (m, k, n): (usiz
     }
 }
 
-/// Batched matmul: `a: [..batch_a, m, k]` times `b: [..batch_b, k, n]` (or, with
-/// [`Rhs::Transposed`], `b: [..batch_b, n, k]` read as its transpose), batches broadcast to
-/// `batch` (already computed by the caller). Returns `[..batch, m, n]` values.
+/// Batched matmul: `a: [..batch_a, m, k]` times `b: [..batch_b, k, n]` (with
+/// [`Lhs::Transposed`], `a: [..batch_a, k, m]` read as its transpose; with
+/// [`Rhs::Transposed`], `b: [..batch_b, n, k]`), batches broadcast to `batch` (already
+/// computed by the caller). Returns `[..batch, m, n]` values.
 pub(crate) fn matmul(
     (a, a_shape): (&[f32], &[usize]),
     (b, b_shape): (&[f32], &[usize]),
-    rhs: Rhs,
+    (lhs, rhs): (Lhs, Rhs),
     batch: &[usize],
 ) -> Vec<f32> {
     let (ra, rb) = (a_shape.len(), b_shape.len());
-    let (m, k) = (a_shape[ra - 2], a_shape[ra - 1]);
+    let (m, k) = match lhs {
+        Lhs::AsIs => (a_shape[ra - 2], a_shape[ra - 1]),
+        Lhs::Transposed => (a_shape[ra - 1], a_shape[ra - 2]),
+    };
     let n = match rhs {
         Rhs::AsIs => b_shape[rb - 1],
         Rhs::Transposed => b_shape[rb - 2],
@@ -211,7 +236,7 @@ pub(crate) fn matmul(
         matmul_fast(
             &a[ia * m * k..(ia + 1) * m * k],
             &b[ib * k * n..(ib + 1) * k * n],
-            rhs,
+            (lhs, rhs),
             &mut out[idx * m * n..(idx + 1) * m * n],
             (m, k, n),
         );
@@ -255,16 +280,39 @@ mod tests {
             let mut slow = vec![0.0; m * n];
             matmul_reference(&a, &b, &mut slow, m, k, n);
             let mut fast = vec![0.0; m * n];
-            matmul_fast(&a, &b, Rhs::AsIs, &mut fast, (m, k, n));
+            matmul_fast(&a, &b, (Lhs::AsIs, Rhs::AsIs), &mut fast, (m, k, n));
             // The same b stored transposed, [n, k], read in place.
             let b_t: Vec<f32> = (0..n * k).map(|i| b[(i % k) * n + i / k]).collect();
             let mut fast_t = vec![0.0; m * n];
-            matmul_fast(&a, &b_t, Rhs::Transposed, &mut fast_t, (m, k, n));
-            for (i, ((x, y), z)) in slow.iter().zip(&fast).zip(&fast_t).enumerate() {
+            matmul_fast(
+                &a,
+                &b_t,
+                (Lhs::AsIs, Rhs::Transposed),
+                &mut fast_t,
+                (m, k, n),
+            );
+            // The same a stored transposed, [k, m], read in place.
+            let a_t: Vec<f32> = (0..k * m).map(|i| a[(i % m) * k + i / m]).collect();
+            let mut fast_at = vec![0.0; m * n];
+            matmul_fast(
+                &a_t,
+                &b,
+                (Lhs::Transposed, Rhs::AsIs),
+                &mut fast_at,
+                (m, k, n),
+            );
+            for (i, (((x, y), z), w)) in slow
+                .iter()
+                .zip(&fast)
+                .zip(&fast_t)
+                .zip(&fast_at)
+                .enumerate()
+            {
                 assert!(
                     (x - y).abs() <= 1e-5 * (1.0 + x.abs())
-                        && (x - z).abs() <= 1e-5 * (1.0 + x.abs()),
-                    "[{m}, {k}] × [{k}, {n}], element {i}: {x} against {y} and, transposed, {z}"
+                        && (x - z).abs() <= 1e-5 * (1.0 + x.abs())
+                        && (x - w).abs() <= 1e-5 * (1.0 + x.abs()),
+                    "[{m}, {k}] × [{k}, {n}], element {i}: {x} against {y}, {z} (bᵀ) and {w} (aᵀ)"
                 );
             }
         }

@@ -2,7 +2,7 @@
 
 use crate::check;
 use crate::cpu;
-use crate::cpu::matmul::Rhs;
+use crate::cpu::matmul::{Lhs, Rhs};
 use crate::memory;
 use crate::op::Op;
 use crate::tensor::Tensor;
@@ -41,8 +41,8 @@ impl Tensor {
         self.matmul_kernel(
             "matmul",
             rhs,
-            Rhs::AsIs,
-            Op::Matmul(self.clone(), rhs.clone()),
+            (Lhs::AsIs, Rhs::AsIs),
+            Some(Op::Matmul(self.clone(), rhs.clone())),
         )
     }
 
@@ -82,15 +82,29 @@ impl Tensor {
         self.matmul_kernel(
             "matmul_t",
             rhs,
-            Rhs::Transposed,
-            Op::MatmulT(self.clone(), rhs.clone()),
+            (Lhs::AsIs, Rhs::Transposed),
+            Some(Op::MatmulT(self.clone(), rhs.clone())),
         )
+    }
+
+    /// `selfᵀ · rhs` over the last two dimensions, `[..., k, m] × [..., k, n] → [..., m, n]`,
+    /// reading `self` in place: the gradient of a product's right operand, `Aᵀ · dC`. Used by
+    /// derivatives (under `no_grad`), so it records nothing; the sizes were checked by the
+    /// forward op.
+    pub(crate) fn t_matmul(&self, rhs: &Tensor) -> Tensor {
+        self.matmul_kernel("t_matmul", rhs, (Lhs::Transposed, Rhs::AsIs), None)
     }
 
     /// Broadcasts the batch dimensions, checks the allocation, and runs the kernel; the
     /// inner sizes were checked by the caller.
     #[track_caller]
-    fn matmul_kernel(&self, name: &str, rhs: &Tensor, layout: Rhs, op: Op) -> Tensor {
+    fn matmul_kernel(
+        &self,
+        name: &str,
+        rhs: &Tensor,
+        layout: (Lhs, Rhs),
+        op: Option<Op>,
+    ) -> Tensor {
         let (a, b) = (self.shape(), rhs.shape());
         let (ra, rb) = (a.len(), b.len());
         let batch = check::broadcast(
@@ -98,12 +112,16 @@ impl Tensor {
             &a[..ra - 2],
             &b[..rb - 2],
         );
-        let n = match layout {
+        let m = match layout.0 {
+            Lhs::AsIs => a[ra - 2],
+            Lhs::Transposed => a[ra - 1],
+        };
+        let n = match layout.1 {
             Rhs::AsIs => b[rb - 1],
             Rhs::Transposed => b[rb - 2],
         };
         let mut shape = batch.clone();
-        shape.extend([a[ra - 2], n]);
+        shape.extend([m, n]);
         memory::ensure_can_allocate(name, &shape);
         let data = cpu::matmul::matmul(
             (self.buffer().as_slice(), a),
@@ -111,7 +129,10 @@ impl Tensor {
             layout,
             &batch,
         );
-        Tensor::from_op(data, shape, op)
+        match op {
+            Some(op) => Tensor::from_op(data, shape, op),
+            None => Tensor::from_parts(data, shape),
+        }
     }
 
     /// Batched matrix product of two 3-D tensors with the same batch size:
