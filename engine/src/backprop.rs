@@ -234,8 +234,8 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
             unreduce(g, x.shape(), &dims, *keepdim) * hits / count
         }),
         // ANCHOR: input_grads_matmul
-        // With s = softmax(x): dx = s ⊙ (g − Σ g ⊙ s)
-        Op::Softmax(x, d) => one(x, &|| out * (g - (g * out).sum_dim_keepdim(*d))),
+        // With s = softmax(x): dx = s ⊙ (g − Σ g ⊙ s), fused over the last dimension.
+        Op::Softmax(x, d) => one(x, &|| out.softmax_backward(g, *d)),
         // With l = log_softmax(x): dx = g − softmax(x) Σ g = g − eˡ Σ g
         Op::LogSoftmax(x, d) => one(x, &|| g - out.exp() * g.sum_dim_keepdim(*d)),
         // C = AB: dA = dC Bᵀ, dB = Aᵀ dC (summed over broadcast batch dimensions)

@@ -79,6 +79,28 @@ pub(crate) fn softmax_dim(
     out
 }
 
+/// The gradient of a softmax over the last dimension, from its output `out` and the
+/// gradient `g` of its output: `out ⊙ (g − Σ g ⊙ out)` row by row, in one pass over each
+/// row and without the three intermediate tensors of the composed form (whose operations,
+/// in the same order, give the same bits).
+pub(crate) fn softmax_backward_rows(out: &[f32], g: &[f32], n: usize) -> Vec<f32> {
+    let mut dx = vec![0.0; out.len()];
+    if n == 0 {
+        return dx;
+    }
+    for ((o, g), d) in out
+        .chunks_exact(n)
+        .zip(g.chunks_exact(n))
+        .zip(dx.chunks_exact_mut(n))
+    {
+        let dot = o.iter().zip(g).fold(0.0f32, |acc, (&o, &g)| acc + g * o);
+        for ((d, &o), &g) in d.iter_mut().zip(o).zip(g) {
+            *d = o * (g - dot);
+        }
+    }
+    dx
+}
+
 /// The softmax (or log-softmax) of one line `src`, written to `dst`, with one `exp` per
 /// element: the exponentials are kept, then divided by their sum.
 fn softmax_line(src: &[f32], dst: &mut [f32], log: bool) {

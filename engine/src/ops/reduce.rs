@@ -24,8 +24,13 @@ impl Tensor {
     /// rules (which run without a graph).
     pub(crate) fn sum_values(&self, dims: &[usize]) -> Vec<f32> {
         let mut shape = self.shape().to_vec();
-        let mut data = self.to_vec();
-        for &d in dims.iter().rev() {
+        let Some((&last, rest)) = dims.split_last() else {
+            return self.to_vec(); // nothing to sum over
+        };
+        // The first reduction reads the tensor in place; the next ones read its result.
+        let mut data = reduce::sum_dim(self.buffer().as_slice(), split_at_dim(&shape, last));
+        shape[last] = 1;
+        for &d in rest.iter().rev() {
             data = reduce::sum_dim(&data, split_at_dim(&shape, d));
             shape[d] = 1;
         }

@@ -37,4 +37,38 @@ impl Tensor {
         );
         Tensor::from_op(data, self.shape().to_vec(), Op::LogSoftmax(self.clone(), d))
     }
+
+    /// The gradient of `softmax(dim)` with respect to its input, from its output `self`
+    /// and the gradient `g` of the loss with respect to it: `self ⊙ (g − Σ g ⊙ self)`.
+    /// Over the last dimension one fused kernel computes it row by row (the same bits as
+    /// the composed formula, used for other dimensions). Records nothing.
+    pub(crate) fn softmax_backward(&self, g: &Tensor, dim: usize) -> Tensor {
+        if dim + 1 == self.rank() && g.shape() == self.shape() {
+            let n = self.shape()[dim];
+            let data =
+                reduce::softmax_backward_rows(self.buffer().as_slice(), g.buffer().as_slice(), n);
+            return Tensor::from_parts(data, self.shape().to_vec());
+        }
+        self * (g - (g * self).sum_dim_keepdim(dim))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Tensor;
+    use crate::random::rng_from_seed;
+
+    #[test]
+    fn the_fused_gradient_has_the_bits_of_the_formula() {
+        let x = Tensor::normal_with([3, 4, 7], 0.0, 2.0, &mut rng_from_seed(1));
+        let g = Tensor::normal_with([3, 4, 7], 0.0, 1.0, &mut rng_from_seed(2));
+        for dim in 0..3 {
+            let s = x.softmax(dim);
+            let formula = &s * &(&g - &(&g * &s).sum_dim_keepdim(dim));
+            assert_eq!(s.softmax_backward(&g, dim).to_vec(), formula.to_vec(), "dim {dim}");
+        }
+        // An empty last dimension has an empty gradient.
+        let empty = Tensor::zeros([2, 0]);
+        assert_eq!(empty.softmax_backward(&empty, 1).shape(), &[2, 0]);
+    }
 }
