@@ -50,10 +50,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results.json"
 
-# Threads. PyTorch is limited with torch.set_num_threads(1) below. The engine is
-# single-threaded today and reads no setting; these variables are set for its process so that
-# a thread pool added later (rayon, matrixmultiply's threading) stays at one thread. If the
-# engine gets a variable of its own, add it here.
+# Threads. PyTorch is limited with torch.set_num_threads(1) below; the engine's matrix
+# products (matrixmultiply) read MATMUL_NUM_THREADS, set for its process here.
 ENGINE_THREAD_ENV = {"RAYON_NUM_THREADS": "1", "MATMUL_NUM_THREADS": "1"}
 
 # The cases `--quick` runs: the smallest size of each family and both decoding modes at batch 1.

@@ -18,6 +18,7 @@ use benchmarks::{Case, Pass, Pass::*, SEQ_LENS};
 use divan::Bencher;
 
 fn main() {
+    benchmarks::one_thread_unless_asked();
     divan::main();
 }
 

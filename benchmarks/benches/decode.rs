@@ -12,6 +12,7 @@ use benchmarks::{Case, DECODE_BATCHES};
 use divan::Bencher;
 
 fn main() {
+    benchmarks::one_thread_unless_asked();
     divan::main();
 }
 

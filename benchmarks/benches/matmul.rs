@@ -8,6 +8,7 @@ use benchmarks::{Case, MATMUL_SIZES};
 use divan::Bencher;
 
 fn main() {
+    benchmarks::one_thread_unless_asked();
     divan::main();
 }
 

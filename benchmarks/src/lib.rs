@@ -5,8 +5,8 @@
 //!
 //! A [`Case`] is one computation at one size, with a name such as `multi_head/forward/256`.
 //! [`Case::prepare`] builds its seeded inputs and modules and returns a closure that runs the
-//! computation once, so setting up is never timed. Every case is single-threaded `f32` on
-//! the CPU.
+//! computation once, so setting up is never timed. Every case is `f32` on the CPU, on one
+//! thread when the tool calls [`one_thread_unless_asked`] first (they all do).
 //!
 //! | family | what one run does |
 //! |---|---|
@@ -251,6 +251,17 @@ fn additive_case(len: usize, pass: Pass, scoring: AdditiveScoring) -> Box<dyn Fn
     attention_case(pass, module.parameters(), len, move |q, k, v| {
         module.forward(q, k, v, &Mask::none())
     })
+}
+
+/// Makes matrix products single-threaded for this process unless `MATMUL_NUM_THREADS` is
+/// already set (the comparisons are one thread against one thread; set it to measure more).
+/// Call it first thing in `main`, before any product and before any thread is started.
+pub fn one_thread_unless_asked() {
+    if std::env::var_os("MATMUL_NUM_THREADS").is_none() {
+        // SAFETY: called at the start of `main`, before this process starts any thread, so
+        // no other thread can read the environment while it changes.
+        unsafe { std::env::set_var("MATMUL_NUM_THREADS", "1") };
+    }
 }
 
 /// The most bytes live tensors held during one call of `run`, beyond those alive before it.

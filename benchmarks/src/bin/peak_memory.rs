@@ -15,6 +15,7 @@ use benchmarks::{Case, MEMORY_LIMIT};
 use engine::memory::human;
 
 fn main() {
+    benchmarks::one_thread_unless_asked();
     let filter = std::env::args().nth(1).unwrap_or_default();
     println!("| case | estimated | peak (measured) |");
     println!("|---|---:|---:|");

@@ -21,6 +21,7 @@ use serde_json::json;
 const USAGE: &str = "usage: time_case CASE [--runs N] [--warmup W] | time_case --list";
 
 fn main() -> ExitCode {
+    benchmarks::one_thread_unless_asked();
     let args: Vec<String> = std::env::args().skip(1).collect();
     match run(&args) {
         Ok(line) => {

@@ -5,7 +5,8 @@
 //!   It is the definition a reader can check by eye, and the tests hold the fast path to it.
 //! - the fast path, used by every op: `matrixmultiply::sgemm`, a well-kept pure-Rust
 //!   kernel (the one `ndarray` uses) that blocks the matrices for the caches, keeps a tile of
-//!   the result in SIMD registers, and picks AVX/FMA or NEON at run time. A from-scratch
+//!   the result in SIMD registers, and picks the widest SIMD the CPU has (AVX-512, AVX2 with
+//!   FMA, SSE2 or NEON) at run time. A from-scratch
 //!   version of each of those steps is the subject of a later chapter; the engine uses the
 //!   crate so that the lessons' examples run at a useful speed.
 //!
