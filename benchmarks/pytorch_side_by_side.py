@@ -24,7 +24,8 @@ The cases, their names and sizes come from the Rust side (`time_case --list`, de
 
 `forward` runs under `torch.no_grad()`, `forward_backward` runs `output.sum().backward()`
 with inputs and parameters requiring gradients (cleared before each run); decoding runs under
-`torch.no_grad()` in evaluation mode. Everything is `float32` on one CPU thread.
+`torch.no_grad()` in evaluation mode. Everything is `float32` on one CPU thread (`--threads N`
+runs N on each side).
 
 `--memory` adds PyTorch's peak memory: each case runs once more in a fresh Python process,
 which reports how far its resident memory rose above what it held after building the
@@ -50,9 +51,11 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results.json"
 
-# Threads. PyTorch is limited with torch.set_num_threads(1) below; the engine's matrix
-# products (matrixmultiply) read MATMUL_NUM_THREADS, set for its process here.
-ENGINE_THREAD_ENV = {"RAYON_NUM_THREADS": "1", "MATMUL_NUM_THREADS": "1"}
+# Threads. PyTorch is limited with torch.set_num_threads(N) below (N = --threads, default 1);
+# the engine's matrix products (matrixmultiply) read MATMUL_NUM_THREADS and its element-wise
+# kernels ENGINE_NUM_THREADS, both set to N for its process.
+ENGINE_THREAD_VARIABLES = ["MATMUL_NUM_THREADS", "ENGINE_NUM_THREADS"]
+ENGINE_THREAD_ENV = {v: "1" for v in ENGINE_THREAD_VARIABLES}
 
 # The cases `--quick` runs: the smallest size of each family and both decoding modes at batch 1.
 QUICK_CASES = [
@@ -95,6 +98,8 @@ def main():
     add("--runs", type=int, default=3, help="timed runs per round and side (default 3)")
     add("--fused-sdpa", action="store_true",
         help="time PyTorch's sdpa cases with F.scaled_dot_product_attention")
+    add("--threads", type=int, default=1,
+        help="threads on each side (default 1): torch.set_num_threads and the engine's variables")
     add("--memory", action="store_true", help="also measure PyTorch's peak memory per case")
     add("--torch-peak", metavar="CASE", help=argparse.SUPPRESS)  # internal: one measurement
     add("--json", nargs="?", const=RESULTS, type=pathlib.Path, metavar="PATH",
@@ -105,8 +110,9 @@ def main():
         import torch
     except ImportError:
         sys.exit("PyTorch is not installed: pip install torch numpy")
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)
+    ENGINE_THREAD_ENV.update({v: str(args.threads) for v in ENGINE_THREAD_VARIABLES})
     if args.torch_peak:
         print(json.dumps({"peak_bytes": torch_peak_bytes(torch, args.torch_peak)}))
         return
@@ -118,7 +124,7 @@ def main():
     skipped = [c["case"] for c in cases if not c["fits"]]
     cases = [c["case"] for c in cases if c["fits"]]
 
-    print(f"PyTorch {torch.__version__}, {torch.get_num_threads()} thread; engine: {binary.name} "
+    print(f"PyTorch {torch.__version__}, {torch.get_num_threads()} thread(s); engine: {binary.name} "
           f"with {ENGINE_THREAD_ENV}; {args.rounds} rounds of {args.runs} runs per side",
           file=sys.stderr)
     results = []
@@ -399,7 +405,7 @@ def print_table(results, skipped):
               f"{human(r['ours_peak_bytes'])} | {torch_peak} |")
     for name in skipped:
         print(f"| {name} | skipped | | | over the memory limit | |")
-    print("medians over all rounds; one thread each; engine peak: bytes of live tensors "
+    print(f"medians over all rounds; {ENGINE_THREAD_ENV['MATMUL_NUM_THREADS']} thread(s) each; engine peak: bytes of live tensors "
           "beyond inputs and parameters, as the engine counts them; PyTorch peak (--memory): "
           "rise of the process's resident memory during one run")
 

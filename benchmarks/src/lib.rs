@@ -253,14 +253,17 @@ fn additive_case(len: usize, pass: Pass, scoring: AdditiveScoring) -> Box<dyn Fn
     })
 }
 
-/// Makes matrix products single-threaded for this process unless `MATMUL_NUM_THREADS` is
-/// already set (the comparisons are one thread against one thread; set it to measure more).
-/// Call it first thing in `main`, before any product and before any thread is started.
+/// Makes matrix products (`MATMUL_NUM_THREADS`) and element-wise kernels
+/// (`ENGINE_NUM_THREADS`) single-threaded for this process, each unless its variable is
+/// already set (the comparisons are one thread against one thread; set them to measure
+/// more). Call it first thing in `main`, before any op and before any thread is started.
 pub fn one_thread_unless_asked() {
-    if std::env::var_os("MATMUL_NUM_THREADS").is_none() {
-        // SAFETY: called at the start of `main`, before this process starts any thread, so
-        // no other thread can read the environment while it changes.
-        unsafe { std::env::set_var("MATMUL_NUM_THREADS", "1") };
+    for variable in ["MATMUL_NUM_THREADS", "ENGINE_NUM_THREADS"] {
+        if std::env::var_os(variable).is_none() {
+            // SAFETY: called at the start of `main`, before this process starts any thread,
+            // so no other thread can read the environment while it changes.
+            unsafe { std::env::set_var(variable, "1") };
+        }
     }
 }
 

@@ -28,7 +28,8 @@
 //!    [`nn::Module`] trait, and saving or loading weights by name ([`nn::StateDict`]).
 //! 5. [`optim`]: [`optim::Sgd`], [`optim::Adam`], gradient clipping.
 //! 6. The tools for when things go wrong: [`memory`] (bytes held, peak, a budget) and
-//!    [`anomaly`] (the first op that made a NaN).
+//!    [`anomaly`] (the first op that made a NaN); and [`threads`], the number of threads
+//!    of large element-wise kernels.
 //!
 //! `use engine::prelude::*` brings the names most programs need.
 //!
@@ -85,6 +86,7 @@ pub mod random;
 mod scoped_flag;
 pub mod shape;
 mod tensor;
+pub mod threads;
 
 pub use grad_mode::no_grad;
 pub use op::GeluApprox;

@@ -4,12 +4,22 @@
 //! each operand is either a contiguous slice or one repeated value, so the inner loop is a
 //! plain iteration over slices that the compiler can vectorise, and the index arithmetic
 //! happens once per row instead of once per element.
+//!
+//! `map` and `zip_broadcast` fill their output in blocks that large tensors share out
+//! between threads (`parallel::for_each_block`); each element depends on its index alone.
 
 use super::BroadcastRows;
+use super::parallel::for_each_block;
 
 /// Applies `f` to every element.
-pub(crate) fn map(a: &[f32], f: impl Fn(f32) -> f32) -> Vec<f32> {
-    a.iter().map(|&x| f(x)).collect()
+pub(crate) fn map(a: &[f32], f: impl Fn(f32) -> f32 + Sync) -> Vec<f32> {
+    let mut out = vec![0.0; a.len()];
+    for_each_block(&mut out, 1, |start, block| {
+        for (o, &x) in block.iter_mut().zip(&a[start..]) {
+            *o = f(x);
+        }
+    });
+    out
 }
 
 /// One row of an operand: `len` values from `start`, or the value at `start` repeated.
@@ -33,24 +43,45 @@ pub(crate) fn zip_broadcast(
     b: &[f32],
     b_shape: &[usize],
     out: &[usize],
-    f: impl Fn(f32, f32) -> f32,
+    f: impl Fn(f32, f32) -> f32 + Sync,
 ) -> Vec<f32> {
     let rows = BroadcastRows::new(&[a_shape, b_shape], out);
     let (n, sa, sb) = (rows.inner, rows.inner_steps[0], rows.inner_steps[1]);
-    let mut result = Vec::with_capacity(out.iter().product());
-    for (ia, ib) in rows.starts(0).zip(rows.starts(1)) {
-        match (row(a, ia, sa, n), row(b, ib, sb, n)) {
-            (Row::Slice(x), Row::Slice(y)) => {
-                result.extend(x.iter().zip(y).map(|(&x, &y)| f(x, y)));
-            }
-            (Row::Slice(x), Row::Repeat(y)) => result.extend(x.iter().map(|&x| f(x, y))),
-            (Row::Repeat(x), Row::Slice(y)) => result.extend(y.iter().map(|&y| f(x, y))),
-            (Row::Repeat(x), Row::Repeat(y)) => {
-                let v = f(x, y);
-                result.extend(std::iter::repeat_n(v, n));
-            }
-        }
+    let mut result = vec![0.0; out.iter().product()];
+    if result.is_empty() {
+        return result;
     }
+    let starts: Vec<(usize, usize)> = rows.starts(0).zip(rows.starts(1)).collect();
+    // A block may begin or end inside a row: along a row each operand moves by its step, so
+    // the stretch from position p starts at the row's start + step · p.
+    for_each_block(&mut result, 1, |start, block| {
+        let mut done = 0;
+        while done < block.len() {
+            let (r, p) = ((start + done) / n, (start + done) % n);
+            let len = (n - p).min(block.len() - done);
+            let (ia, ib) = starts[r];
+            let dst = &mut block[done..done + len];
+            match (row(a, ia + sa * p, sa, len), row(b, ib + sb * p, sb, len)) {
+                (Row::Slice(x), Row::Slice(y)) => {
+                    for ((d, &x), &y) in dst.iter_mut().zip(x).zip(y) {
+                        *d = f(x, y);
+                    }
+                }
+                (Row::Slice(x), Row::Repeat(y)) => {
+                    for (d, &x) in dst.iter_mut().zip(x) {
+                        *d = f(x, y);
+                    }
+                }
+                (Row::Repeat(x), Row::Slice(y)) => {
+                    for (d, &y) in dst.iter_mut().zip(y) {
+                        *d = f(x, y);
+                    }
+                }
+                (Row::Repeat(x), Row::Repeat(y)) => dst.fill(f(x, y)),
+            }
+            done += len;
+        }
+    });
     result
 }
 

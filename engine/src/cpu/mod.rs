@@ -15,6 +15,7 @@ pub(crate) mod additive;
 pub(crate) mod elementwise;
 pub(crate) mod layout;
 pub(crate) mod matmul;
+pub(crate) mod parallel;
 pub(crate) mod reduce;
 mod strided;
 

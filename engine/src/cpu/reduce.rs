@@ -5,6 +5,8 @@
 //! reduced independently. Loops run `outer → n → inner` so the innermost loop reads
 //! contiguous memory.
 
+use super::parallel::for_each_block;
+
 /// Sums each line: `[outer, n, inner] → [outer, inner]`.
 pub(crate) fn sum_dim(a: &[f32], (outer, n, inner): (usize, usize, usize)) -> Vec<f32> {
     if inner == 1 {
@@ -56,10 +58,13 @@ pub(crate) fn softmax_dim(
         return out;
     }
     if inner == 1 {
-        // The last dimension, the usual case: each line is a contiguous row.
-        for (src, dst) in a.chunks_exact(n).zip(out.chunks_exact_mut(n)) {
-            softmax_line(src, dst, log);
-        }
+        // The last dimension, the usual case: each line is a contiguous row (large tensors
+        // share their rows out between threads).
+        for_each_block(&mut out, n, |start, block| {
+            for (src, dst) in a[start..].chunks_exact(n).zip(block.chunks_exact_mut(n)) {
+                softmax_line(src, dst, log);
+            }
+        });
         return out;
     }
     // Another dimension: gather each strided line, work on it, scatter it back.
@@ -88,16 +93,18 @@ pub(crate) fn softmax_backward_rows(out: &[f32], g: &[f32], n: usize) -> Vec<f32
     if n == 0 {
         return dx;
     }
-    for ((o, g), d) in out
-        .chunks_exact(n)
-        .zip(g.chunks_exact(n))
-        .zip(dx.chunks_exact_mut(n))
-    {
-        let dot = o.iter().zip(g).fold(0.0f32, |acc, (&o, &g)| acc + g * o);
-        for ((d, &o), &g) in d.iter_mut().zip(o).zip(g) {
-            *d = o * (g - dot);
+    for_each_block(&mut dx, n, |start, block| {
+        for ((o, g), d) in out[start..]
+            .chunks_exact(n)
+            .zip(g[start..].chunks_exact(n))
+            .zip(block.chunks_exact_mut(n))
+        {
+            let dot = o.iter().zip(g).fold(0.0f32, |acc, (&o, &g)| acc + g * o);
+            for ((d, &o), &g) in d.iter_mut().zip(o).zip(g) {
+                *d = o * (g - dot);
+            }
         }
-    }
+    });
     dx
 }
 

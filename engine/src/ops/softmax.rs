@@ -65,7 +65,11 @@ mod tests {
         for dim in 0..3 {
             let s = x.softmax(dim);
             let formula = &s * &(&g - &(&g * &s).sum_dim_keepdim(dim));
-            assert_eq!(s.softmax_backward(&g, dim).to_vec(), formula.to_vec(), "dim {dim}");
+            assert_eq!(
+                s.softmax_backward(&g, dim).to_vec(),
+                formula.to_vec(),
+                "dim {dim}"
+            );
         }
         // An empty last dimension has an empty gradient.
         let empty = Tensor::zeros([2, 0]);
