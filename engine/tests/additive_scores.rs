@@ -171,6 +171,26 @@ fn empty_sizes_give_empty_or_zero_results() {
 }
 
 #[test]
+fn empty_sizes_have_empty_or_zero_gradients() {
+    // No query, no key, or h = 0: the backward pass has nothing to add up.
+    for (q, k, h) in [(0, 3, 4), (2, 0, 4), (2, 3, 0)] {
+        let queries = Tensor::zeros([2, q, h]).requires_grad_();
+        let keys = Tensor::ones([2, k, h]).requires_grad_();
+        let w = Tensor::ones([h]).requires_grad_();
+        queries.additive_scores(&keys, &w).sum().backward();
+        for (t, shape) in [
+            (&queries, vec![2, q, h]),
+            (&keys, vec![2, k, h]),
+            (&w, vec![h]),
+        ] {
+            let g = t.grad().unwrap();
+            assert_eq!(g.shape(), &shape[..]);
+            assert!(g.to_vec().iter().all(|&v| v == 0.0), "Q={q} K={k} h={h}");
+        }
+    }
+}
+
+#[test]
 fn never_allocates_the_broadcast_tensor() {
     // [B, Q, K, h] = [2, 64, 64, 32] is 1 MiB; the fused op's forward and backward stay
     // near the size of their inputs and scores (about 64 KiB each).
