@@ -320,6 +320,32 @@ mod tests {
     }
 
     #[test]
+    fn products_of_a_few_rows_take_the_small_kernel_and_more_rows_sgemm() {
+        // The choice shows in the bits: up to SMALL_M rows, a · b is summed exactly as the
+        // definition sums it; with k = 300 sgemm's blocked order differs somewhere.
+        let k = 300;
+        let (a, b) = (values((SMALL_M + 1) * k, 5), values(k * 9, 6));
+        let bits = |m: usize| {
+            let mut definition = vec![0.0; m * 9];
+            matmul_reference(&a[..m * k], &b, &mut definition, m, k, 9);
+            let mut fast = vec![0.0; m * 9];
+            matmul_fast(
+                &a[..m * k],
+                &b,
+                (Lhs::AsIs, Rhs::AsIs),
+                &mut fast,
+                (m, k, 9),
+            );
+            fast == definition
+        };
+        assert!(
+            bits(1) && bits(SMALL_M),
+            "a few rows: the definition's sums"
+        );
+        assert!(!bits(SMALL_M + 1), "more rows: sgemm's sums");
+    }
+
+    #[test]
     fn a_few_rows_are_summed_as_the_definition_says() {
         // matmul_small adds, for a · b, the rows of b in the definition's order: the same
         // bits; for a · bᵀ, 8 partial sums: a hand-checkable case with k = 9.
