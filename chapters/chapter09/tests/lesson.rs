@@ -1,0 +1,701 @@
+//! The lesson's code: the data, the model's pieces, the masked loss, the optimizer, a short
+//! training run, resuming, checkpoints and their errors, and the recorded runs the page
+//! reads.
+
+use std::collections::HashSet;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use attention::prelude::*;
+use chapter09::*;
+use engine::gradcheck::gradcheck;
+
+/// A directory of the test's own, removed at the end.
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let dir =
+            std::env::temp_dir().join(format!("chapter09-test-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Dir(dir)
+    }
+    fn path(&self, file: &str) -> PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn max_diff(a: &Tensor, b: &Tensor) -> f32 {
+    assert_eq!(a.shape(), b.shape());
+    a.to_vec()
+        .iter()
+        .zip(b.to_vec())
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+// ---------------------------------------------------------------------------------------
+// The data
+
+#[test]
+fn numbers_are_written_as_on_a_cheque() {
+    for (n, words) in [
+        (0, "zero"),
+        (7, "seven"),
+        (13, "thirteen"),
+        (20, "twenty"),
+        (21, "twenty-one"),
+        (100, "one hundred"),
+        (101, "one hundred and one"),
+        (342, "three hundred and forty-two"),
+        (1_000, "one thousand"),
+        (1_001, "one thousand and one"),
+        (1_100, "one thousand one hundred"),
+        (2_019, "two thousand and nineteen"),
+        (40_005, "forty thousand and five"),
+        (700_000, "seven hundred thousand"),
+        (
+            999_999,
+            "nine hundred and ninety-nine thousand nine hundred and ninety-nine",
+        ),
+    ] {
+        assert_eq!(number_to_words(n), words, "{n}");
+    }
+    assert_eq!(
+        source_tokens(342),
+        ["three", "hundred", "and", "forty", "two"]
+    );
+    assert_eq!(target_tokens(40_005), ["4", "0", "0", "0", "5"]);
+}
+
+#[test]
+fn every_number_has_its_own_spelling_within_the_vocabulary() {
+    // A stride through the whole range (every number would take seconds in debug mode),
+    // with all numbers below 2,000 and every round thousand.
+    let vocab = Vocab::source();
+    let numbers = (0..2_000)
+        .chain((0..1_000_000).step_by(997))
+        .chain((0..1_000).map(|k| k * 1000));
+    let mut seen = HashSet::new();
+    let mut longest = 0;
+    for n in numbers {
+        let tokens = source_tokens(n);
+        vocab.encode(&tokens); // panics on a word outside the vocabulary
+        longest = longest.max(tokens.len());
+        seen.insert((n, tokens.join(" ")));
+    }
+    let spellings: HashSet<&String> = seen.iter().map(|(_, s)| s).collect();
+    assert_eq!(spellings.len(), seen.len(), "two numbers share a spelling");
+    assert_eq!(source_tokens(777_777).len(), 11);
+    assert!(longest <= 11);
+}
+
+#[test]
+fn vocabularies_put_the_special_tokens_first() {
+    let v = Vocab::target();
+    assert_eq!(v.len(), 13);
+    assert_eq!((v.id(PAD), v.id(BOS), v.id(EOS)), (0, 1, 2));
+    assert_eq!(v.id("0"), 3);
+    assert_eq!(v.decode(&v.encode(&["4", "2", EOS]), " "), "4 2 <eos>");
+    assert_eq!(Vocab::source().len(), 34);
+}
+
+#[test]
+fn the_split_is_seeded_and_disjoint() {
+    let a = split(1_000_000, 20_000, 1_000, 0);
+    assert_eq!((a.train.len(), a.held_out.len()), (20_000, 1_000));
+    let train: HashSet<u32> = a.train.iter().copied().collect();
+    assert_eq!(train.len(), 20_000, "no number twice");
+    assert!(a.held_out.iter().all(|n| !train.contains(n)));
+    assert_eq!(
+        a,
+        split(1_000_000, 20_000, 1_000, 0),
+        "same seed, same split"
+    );
+    assert_ne!(a.held_out, split(1_000_000, 20_000, 1_000, 1).held_out);
+    // Growing the training set leaves the held-out set alone.
+    assert_eq!(a.held_out, split(1_000_000, 50_000, 1_000, 0).held_out);
+}
+
+#[test]
+fn a_batch_is_padded_with_lengths_and_shifted_for_teacher_forcing() {
+    let (sv, tv) = (Vocab::source(), Vocab::target());
+    let b = Batch::new(&[342, 12], &sv, &tv);
+    assert_eq!(b.src.shape(), &[2, 6]);
+    assert_eq!(b.src_lens.to_vec(), vec![6.0, 2.0]);
+    assert_eq!(b.tgt_lens.to_vec(), vec![4.0, 3.0]);
+    let (src, tgt, input) = (b.src.to_vec(), b.tgt.to_vec(), b.dec_input.to_vec());
+    // "twelve <eos>" then padding.
+    assert_eq!(
+        &src[6..],
+        &[sv.id("twelve") as f32, 2.0, 0.0, 0.0, 0.0, 0.0]
+    );
+    // tgt: 1 2 <eos> <pad>; input: <bos> 1 2 <pad>.
+    assert_eq!(&tgt[4..], &[4.0, 5.0, 2.0, 0.0]);
+    assert_eq!(&input[4..], &[1.0, 4.0, 5.0, 0.0]);
+    for row in 0..2 {
+        assert_eq!(input[row * 4], Vocab::BOS_ID as f32);
+        let len = b.tgt_lens.to_vec()[row] as usize;
+        assert_eq!(
+            &input[row * 4 + 1..row * 4 + len],
+            &tgt[row * 4..row * 4 + len - 1]
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The model
+
+fn tiny() -> Seq2Seq {
+    engine::manual_seed(3);
+    let mut model = Seq2Seq::additive(Seq2SeqConfig {
+        src_vocab: 34,
+        tgt_vocab: 13,
+        embed_size: 8,
+        num_hiddens: 12,
+    });
+    model.eval();
+    model
+}
+
+#[test]
+fn the_encoder_state_ignores_the_padding() {
+    let model = tiny();
+    let (sv, tv) = (Vocab::source(), Vocab::target());
+    let alone = Batch::new(&[12], &sv, &tv);
+    let padded = Batch::new(&[919_919, 12], &sv, &tv);
+    let (_, state_alone) = model.encoder.forward(&alone.src, &alone.src_lens);
+    let (outputs, state) = model.encoder.forward(&padded.src, &padded.src_lens);
+    assert_eq!(padded.src.size(1), 10); // 9 words and <eos>
+    let second = state.narrow(0, 1, 1);
+    assert!(max_diff(&second, &state_alone) < 1e-6);
+    // It is the output at the last real token (position 1: "twelve <eos>") …
+    let at_last = outputs.narrow(0, 1, 1).narrow(1, 1, 1).squeeze(1);
+    assert!(max_diff(&second, &at_last) < 1e-7);
+    // … not the GRU's own last state, which has read eight padding tokens.
+    let after_padding = outputs.narrow(0, 1, 1).narrow(1, 9, 1).squeeze(1);
+    assert!(max_diff(&second, &after_padding) > 1e-3);
+}
+
+#[test]
+fn attention_gives_padding_no_weight_and_sums_to_one() {
+    let model = tiny();
+    let (sv, tv) = (Vocab::source(), Vocab::target());
+    let b = Batch::new(&[919_919, 12], &sv, &tv);
+    let (outputs, state) = model.encoder.forward(&b.src, &b.src_lens);
+    let (context, weights) =
+        model
+            .decoder
+            .attention()
+            .attend(&state, &outputs, &Mask::valid_lens(&b.src_lens));
+    assert_eq!(
+        (context.shape(), weights.shape()),
+        (&[2, 12][..], &[2, 10][..])
+    );
+    let w = weights.to_vec();
+    assert!(w[12..20].iter().all(|&x| x == 0.0), "padding of example 1");
+    assert!(w[10..12].iter().all(|&x| x > 0.0));
+    for row in w.chunks(10) {
+        assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+    }
+}
+
+#[test]
+fn teacher_forcing_runs_the_same_steps_as_decoding() {
+    let model = tiny();
+    let (sv, tv) = (Vocab::source(), Vocab::target());
+    let b = Batch::new(&[342, 40_005], &sv, &tv);
+    let logits = model.forward(&b.src, &b.src_lens, &b.dec_input); // [2, T, 13]
+    let (outputs, mut state) = model.encoder.forward(&b.src, &b.src_lens);
+    let mask = Mask::valid_lens(&b.src_lens);
+    for t in 0..b.dec_input.size(1) {
+        let ids = b.dec_input.narrow(1, t, 1).squeeze(1);
+        (state, _) = model.decoder.step(&ids, &state, &outputs, &mask);
+        let step = model.decoder.logits(&state);
+        assert!(
+            max_diff(&step, &logits.narrow(1, t, 1).squeeze(1)) < 1e-6,
+            "step {t}"
+        );
+    }
+}
+
+#[test]
+fn parameters_have_pytorch_style_names() {
+    let names: Vec<String> = tiny()
+        .named_parameters()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    for name in [
+        "encoder.embedding.weight",
+        "encoder.rnn.cell.weight_ih",
+        "decoder.attention.W_q.weight",
+        "decoder.attention.W_k.weight",
+        "decoder.attention.w_v.weight",
+        "decoder.rnn.weight_hh",
+        "decoder.dense.bias",
+    ] {
+        assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+    }
+    // The decoder's GRU reads the context (H = 12) and the embedding (E = 8).
+    let state = tiny().state_dict();
+    assert_eq!(
+        state.get("decoder.rnn.weight_ih").unwrap().shape(),
+        &[36, 20]
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// The loss and the optimizer
+
+#[test]
+fn the_masked_loss_averages_the_real_tokens_only() {
+    // Two examples of 2 and 1 real tokens, 3 classes. Logits of class 0 or 1 are ln 2 or
+    // ln 3 above the rest, so the probabilities are simple fractions.
+    let l2 = 2f32.ln();
+    let logits = Tensor::from_vec(
+        vec![
+            l2,
+            0.0,
+            0.0,
+            /**/ 0.0,
+            0.0,
+            0.0, // example 0: p = 1/2, then 1/3
+            0.0,
+            3f32.ln(),
+            0.0,
+            /**/ 50.0,
+            -50.0,
+            9.0, // example 1: p = 3/5, then padding
+        ],
+        [2, 2, 3],
+    );
+    let targets = Tensor::from_vec(vec![0.0, 2.0, 1.0, 1.0], [2, 2]);
+    let lens = Tensor::from_vec(vec![2.0, 1.0], [2]);
+    let loss = masked_cross_entropy(&logits, &targets, &lens).item();
+    let expected = (2f32.ln() + 3f32.ln() + (5.0f32 / 3.0).ln()) / 3.0;
+    assert!((loss - expected).abs() < 1e-6, "{loss} vs {expected}");
+    gradcheck(
+        |t| masked_cross_entropy(&t[0], &targets, &lens),
+        std::slice::from_ref(&logits),
+    )
+    .unwrap();
+    // The padded position gets no gradient at all.
+    let x = logits.requires_grad_();
+    masked_cross_entropy(&x, &targets, &lens).backward();
+    assert!(x.grad().unwrap().to_vec()[9..].iter().all(|&g| g == 0.0));
+}
+
+#[test]
+fn resumable_adam_takes_the_engine_adams_steps_exactly() {
+    let (sv, tv) = (Vocab::source(), Vocab::target());
+    let batch = Batch::new(&[342, 12, 40_005], &sv, &tv);
+    let a = tiny();
+    let b = tiny();
+    let config = AdamConfig {
+        lr: 1e-2,
+        weight_decay: 1e-3,
+        ..AdamConfig::default()
+    };
+    let mut ours = ResumableAdam::new(a.parameters(), config);
+    let mut engines = engine::optim::Adam::new(b.parameters(), config);
+    let step = |model: &Seq2Seq, opt: &mut dyn Optimizer| {
+        opt.zero_grad();
+        let logits = model.forward(&batch.src, &batch.src_lens, &batch.dec_input);
+        masked_cross_entropy(&logits, &batch.tgt, &batch.tgt_lens).backward();
+        opt.step();
+    };
+    for _ in 0..4 {
+        step(&a, &mut ours);
+        step(&b, &mut engines);
+    }
+    for ((name, x), (_, y)) in a.state_dict().iter().zip(b.state_dict().iter()) {
+        assert_eq!(x.to_vec(), y.to_vec(), "{name}");
+    }
+    assert!(ours.state().iter().all(|(t, _, _)| *t == 4));
+}
+
+#[test]
+fn the_schedule_warms_up_linearly_then_falls_along_a_cosine() {
+    let c = TrainConfig::chapter();
+    assert_eq!(
+        (c.lr, c.final_lr, c.warmup, c.steps),
+        (5e-3, 5e-4, 100, 1000)
+    );
+    assert_eq!(c.lr_at(0), 0.0);
+    assert!((c.lr_at(50) - c.lr / 2.0).abs() < 1e-9);
+    assert_eq!(c.lr_at(100), c.lr);
+    // Halfway through the decay the cosine is at its midpoint.
+    assert!((c.lr_at(550) - (c.lr + c.final_lr) / 2.0).abs() < 1e-7);
+    assert!((c.lr_at(1000) - c.final_lr).abs() < 1e-9);
+    let rates: Vec<f32> = (100..=1000).map(|s| c.lr_at(s)).collect();
+    assert!(
+        rates.windows(2).all(|w| w[1] <= w[0]),
+        "never rises after the warmup"
+    );
+    // final_lr = lr keeps the rate constant: the short run's.
+    let short = TrainConfig::short();
+    assert_eq!(short.lr_at(short.warmup), short.lr);
+    assert_eq!(short.lr_at(short.steps - 1), short.lr);
+}
+
+// ---------------------------------------------------------------------------------------
+// Training, stopping and resuming
+
+#[test]
+fn a_short_run_divides_the_loss_by_two_and_resumes_exactly() {
+    let short = TrainConfig::short();
+    let mut straight = Trainer::additive(short);
+    let mut norms = Vec::new();
+    straight.train_until(short.steps, |r| norms.push(r.grad_norm));
+    let l = &straight.history.losses;
+    assert_eq!(l.len(), short.steps);
+    let mean = |x: &[f32]| x.iter().sum::<f32>() / x.len() as f32;
+    let factor = mean(&l[..5]) / mean(&l[l.len() - 5..]);
+    assert!(factor > 2.0, "the loss fell by {factor:.2} only");
+    assert!(
+        (l[0] - 13f32.ln()).abs() < 0.2,
+        "starts near ln 13: {}",
+        l[0]
+    );
+
+    // Stop at step 30, save, read back, resume: the same losses and the same weights.
+    let dir = Dir::new("resume");
+    let mut first = Trainer::additive(short);
+    first.train_until(30, |_| {});
+    save_checkpoint(&first, dir.path("c.safetensors")).unwrap();
+    let mut resumed = Checkpoint::read(dir.path("c.safetensors"))
+        .unwrap()
+        .resume(Seq2Seq::additive)
+        .unwrap();
+    assert_eq!(resumed.step, 30);
+    resumed.train_until(short.steps, |_| {});
+    assert_eq!(resumed.history.losses, straight.history.losses);
+    for ((n, x), (_, y)) in straight
+        .model
+        .state_dict()
+        .iter()
+        .zip(resumed.model.state_dict().iter())
+    {
+        assert_eq!(x.to_vec(), y.to_vec(), "{n}");
+    }
+}
+
+#[test]
+fn the_batch_of_a_step_does_not_depend_on_the_path_to_it() {
+    let mut a = Trainer::additive(TrainConfig::short());
+    let mut b = Trainer::additive(TrainConfig::short());
+    let per_epoch = TrainConfig::short().batches_per_epoch();
+    assert_eq!(per_epoch, 25);
+    let late = a.batch_numbers(3 * per_epoch + 2);
+    for s in 0..60 {
+        b.batch_numbers(s);
+    }
+    assert_eq!(b.batch_numbers(3 * per_epoch + 2), late);
+    // One epoch covers the training set once.
+    let epoch: HashSet<u32> = (0..per_epoch).flat_map(|s| a.batch_numbers(s)).collect();
+    assert_eq!(epoch.len(), 800);
+    assert_ne!(a.batch_numbers(0), a.batch_numbers(per_epoch), "reshuffled");
+}
+
+// ---------------------------------------------------------------------------------------
+// Checkpoints
+
+#[test]
+fn a_checkpoint_round_trips_weights_moments_and_history() {
+    let dir = Dir::new("roundtrip");
+    let mut t = Trainer::additive(TrainConfig::short());
+    t.train_until(3, |_| {});
+    let path = dir.path("run.safetensors");
+    save_checkpoint(&t, &path).unwrap();
+    let c = Checkpoint::read(&path).unwrap();
+    assert_eq!(c.info.step, 3);
+    assert_eq!(c.info.config, TrainConfig::short());
+    assert_eq!(c.info.history, t.history);
+    assert_eq!(c.info.adam_steps.as_deref(), Some(&[3; 15][..]));
+    for (name, x) in t.model.state_dict().iter() {
+        assert_eq!(
+            c.tensors.get(&format!("model.{name}")).unwrap().to_vec(),
+            x.to_vec()
+        );
+    }
+    let names = t.model.named_parameters();
+    for ((name, _), (_, m, v)) in names.iter().zip(t.optimizer.state()) {
+        assert_eq!(
+            c.tensors.get(&format!("adam.m.{name}")).unwrap().to_vec(),
+            m.to_vec()
+        );
+        assert_eq!(
+            c.tensors.get(&format!("adam.v.{name}")).unwrap().to_vec(),
+            v.to_vec()
+        );
+    }
+    // Saving twice gives the same bytes.
+    let again = dir.path("again.safetensors");
+    save_checkpoint(&t, &again).unwrap();
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
+
+    // Weights only: a model loaded from them computes what the trained one does.
+    save_weights(&t, dir.path("w.safetensors")).unwrap();
+    let fresh = Seq2Seq::additive(TrainConfig::short().model());
+    Checkpoint::read(dir.path("w.safetensors"))
+        .unwrap()
+        .load_weights(&fresh)
+        .unwrap();
+    let b = Batch::new(&[342], &Vocab::source(), &Vocab::target());
+    let (x, y) = (
+        t.model.forward(&b.src, &b.src_lens, &b.dec_input),
+        fresh.forward(&b.src, &b.src_lens, &b.dec_input),
+    );
+    assert_eq!(x.to_vec(), y.to_vec());
+}
+
+/// A full checkpoint of a few steps of the short run, and the directory it is in.
+fn saved() -> (Dir, PathBuf, Trainer) {
+    let dir =
+        Dir::new(&format!("errors-{:?}", std::thread::current().id()).replace(['(', ')'], ""));
+    let mut t = Trainer::additive(TrainConfig::short());
+    t.train_until(2, |_| {});
+    let path = dir.path("good.safetensors");
+    save_checkpoint(&t, &path).unwrap();
+    (dir, path, t)
+}
+
+#[test]
+fn a_truncated_file_is_an_error_naming_the_file() {
+    let (dir, path, _) = saved();
+    let bytes = std::fs::read(&path).unwrap();
+    let cut = dir.path("cut.safetensors");
+    std::fs::write(&cut, &bytes[..bytes.len() - 100]).unwrap();
+    let e = Checkpoint::read(&cut).unwrap_err();
+    assert!(matches!(e, CheckpointError::Corrupt { .. }), "{e:?}");
+    let message = e.to_string();
+    assert!(message.starts_with(&cut.display().to_string()), "{message}");
+    assert!(message.contains("not a valid checkpoint"), "{message}");
+    // Not safetensors at all.
+    std::fs::write(&cut, b"hello").unwrap();
+    assert!(matches!(
+        Checkpoint::read(&cut),
+        Err(CheckpointError::Corrupt { .. })
+    ));
+}
+
+#[test]
+fn a_missing_tensor_is_named_and_nothing_is_loaded() {
+    let (dir, path, _) = saved();
+    let mut c = Checkpoint::read(&path).unwrap();
+    c.tensors = c
+        .tensors
+        .iter()
+        .filter(|(n, _)| *n != "model.decoder.dense.bias")
+        .map(|(n, t)| (n, t.clone()))
+        .collect();
+    c.write(dir.path("missing.safetensors")).unwrap();
+    let model = Seq2Seq::additive(TrainConfig::short().model());
+    let before = model.state_dict();
+    let e = Checkpoint::read(dir.path("missing.safetensors"))
+        .unwrap()
+        .load_weights(&model)
+        .unwrap_err();
+    let message = e.to_string();
+    assert!(message.contains("missing.safetensors"), "{message}");
+    assert!(
+        message.contains("tensor model.decoder.dense.bias: missing from the file"),
+        "{message}"
+    );
+    for ((n, x), (_, y)) in before.iter().zip(model.state_dict().iter()) {
+        assert_eq!(x.to_vec(), y.to_vec(), "{n} changed by a failed load");
+    }
+}
+
+#[test]
+fn a_wrong_shape_names_the_tensor_and_both_shapes() {
+    let (dir, path, _) = saved();
+    let mut c = Checkpoint::read(&path).unwrap();
+    c.tensors
+        .insert("model.encoder.embedding.weight", Tensor::zeros([34, 7]));
+    c.tensors
+        .insert("adam.v.decoder.dense.bias", Tensor::zeros([3]));
+    c.write(dir.path("shape.safetensors")).unwrap();
+    let c = Checkpoint::read(dir.path("shape.safetensors")).unwrap();
+    let model = Seq2Seq::additive(TrainConfig::short().model());
+    let message = c.load_weights(&model).unwrap_err().to_string();
+    assert!(
+        message.contains(
+            "tensor model.encoder.embedding.weight: the model expects shape [34, 16], the file has [34, 7]"
+        ),
+        "{message}"
+    );
+    // Resuming checks the moments too (after the weights: fix those first).
+    let mut c = c;
+    c.tensors
+        .insert("model.encoder.embedding.weight", Tensor::zeros([34, 16]));
+    let message = c.resume(Seq2Seq::additive).unwrap_err().to_string();
+    assert!(
+        message.contains(
+            "tensor adam.v.decoder.dense.bias: the model expects shape [13], the file has [3]"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn other_element_types_and_missing_metadata_are_refused() {
+    let (dir, _, _) = saved();
+    let data = vec![0u8; 8];
+    let view =
+        safetensors::tensor::TensorView::new(safetensors::Dtype::F64, vec![1], &data).unwrap();
+    let bytes = safetensors::serialize([("model.x", view.clone())], None).unwrap();
+    let f64_file = dir.path("f64.safetensors");
+    std::fs::write(&f64_file, bytes).unwrap();
+    let message = Checkpoint::read(&f64_file).unwrap_err().to_string();
+    assert!(message.contains("tensor model.x holds F64"), "{message}");
+
+    let data = vec![0u8; 4];
+    let view =
+        safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![1], &data).unwrap();
+    let bytes = safetensors::serialize([("model.x", view)], None).unwrap();
+    std::fs::write(&f64_file, bytes).unwrap();
+    let message = Checkpoint::read(&f64_file).unwrap_err().to_string();
+    assert!(
+        message.contains("no `chapter09` metadata entry"),
+        "{message}"
+    );
+}
+
+#[test]
+fn weights_only_cannot_resume_and_a_missing_file_says_so() {
+    let (dir, _, t) = saved();
+    save_weights(&t, dir.path("w.safetensors")).unwrap();
+    let e = Checkpoint::read(dir.path("w.safetensors"))
+        .unwrap()
+        .resume(Seq2Seq::additive)
+        .unwrap_err();
+    assert!(
+        matches!(e, CheckpointError::NoOptimizerState { .. }),
+        "{e:?}"
+    );
+    let e = Checkpoint::read(dir.path("absent.safetensors")).unwrap_err();
+    assert!(
+        matches!(e, CheckpointError::Io { action: "read", .. }),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains("absent.safetensors: cannot read"),
+        "{e}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// The recorded runs the page reads
+
+#[test]
+fn the_recorded_model_scores_what_its_history_says() {
+    let (model, c) = trained_additive();
+    assert_eq!(c.info.config, TrainConfig::chapter());
+    assert_eq!(c.info.step, c.info.config.steps);
+    assert!(c.info.adam_steps.is_none(), "a weights-only file");
+    let held_out = split(1_000_000, 20_000, 1_000, 0).held_out;
+    let (accuracy, translations) = exact_match(
+        &model,
+        &held_out,
+        &Vocab::source(),
+        &Vocab::target(),
+        EVAL_BATCH,
+    );
+    assert_eq!(c.info.history.held_out.last(), Some(&(1_000, accuracy)));
+    assert!(accuracy >= 0.95, "{accuracy}");
+    // The alignments are diagonal-like: monotonic, one row per output token and <eos>.
+    for t in &translations {
+        assert_eq!(t.weights.len(), t.ids.len() + 1);
+        assert!(
+            t.weights
+                .iter()
+                .all(|w| (w.iter().sum::<f32>() - 1.0).abs() < 1e-4)
+        );
+    }
+    let monotonic = translations.iter().filter(|t| t.is_monotonic()).count();
+    assert!(monotonic >= 950, "{monotonic}");
+}
+
+/// The first steps of the recorded run, replayed: the same losses (to rounding: another
+/// processor may order a sum differently).
+fn replay<A: DecoderAttention>(name: &str, build: fn(Seq2SeqConfig) -> Seq2Seq<A>) {
+    let recorded = recorded(name);
+    let mut t = Trainer::new(recorded.info.config, build);
+    t.train_until(5, |_| {});
+    for (step, (a, b)) in t
+        .history
+        .losses
+        .iter()
+        .zip(&recorded.info.history.losses)
+        .enumerate()
+    {
+        assert!(
+            (a - b).abs() < 1e-4,
+            "{name}, step {step}: {a} now, {b} recorded"
+        );
+    }
+    assert_eq!(
+        recorded.info.history.losses.len(),
+        recorded.info.config.steps
+    );
+}
+
+#[test]
+fn the_recorded_additive_run_replays() {
+    replay("additive", Seq2Seq::additive);
+}
+
+/// The dot-product run uses exercise 1; the reference solution replays it (your own
+/// solution may sum in another order, so it is not held to the recording).
+#[cfg(not(feature = "exercises"))]
+#[test]
+fn the_recorded_dot_product_run_replays_and_scores_what_it_says() {
+    use chapter09::exercises::ScaledDotProduct;
+    replay("dot-product", |c| Seq2Seq::new(c, ScaledDotProduct));
+    let c = recorded("dot-product");
+    let model = Seq2Seq::new(c.model_config(), ScaledDotProduct);
+    c.load_weights(&model).unwrap();
+    let held_out = split(1_000_000, 20_000, 1_000, 0).held_out;
+    let (accuracy, _) = exact_match(
+        &model,
+        &held_out,
+        &Vocab::source(),
+        &Vocab::target(),
+        EVAL_BATCH,
+    );
+    assert_eq!(c.info.history.held_out.last(), Some(&(1_000, accuracy)));
+}
+
+#[test]
+fn the_alignment_examples_are_held_out() {
+    let held_out = split(1_000_000, 20_000, 1_000, 0).held_out;
+    let [a, b] = alignment_examples(&held_out);
+    assert!(held_out.contains(&a) && held_out.contains(&b));
+    assert!(
+        (10..20).contains(&(a / 1000 % 100)),
+        "{a}: a teen before thousand"
+    );
+    assert!(number_to_words(b).contains("thousand and"));
+}
+
+#[test]
+fn the_progress_bar_is_hidden_unless_standard_error_is_a_terminal() {
+    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
+    let bar = progress_bar(10);
+    assert_eq!(bar.is_hidden(), !std::io::stderr().is_terminal() || dumb);
+    assert_eq!(bar.length(), Some(10));
+    // A bar dropped unfinished draws its last state: hide it first, so that a test run in
+    // a terminal prints nothing.
+    bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+}
