@@ -6,7 +6,10 @@
 //! Leaves that asked for a gradient accumulate it in `grad()`.
 //!
 //! Derivatives are written with tensor ops, under [`no_grad`](crate::no_grad), so any backend
-//! that implements the forward ops gets autograd too.
+//! that implements the forward ops gets autograd too. Three use a kernel of their own, for
+//! speed and memory, each tested against the composed formula: softmax's gradient over the
+//! last dimension (`softmax_backward`), the right operand of a product (`t_matmul`, `Aᵀ·g`
+//! read in place), and the fused additive scores (`additive_scores_grads`).
 //!
 //! Calling `backward` twice on the same graph is allowed and well defined: the graph is kept,
 //! intermediate gradients start from zero on every call, and each call *adds* its gradient
