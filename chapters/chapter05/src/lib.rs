@@ -31,7 +31,9 @@ mod training;
 pub use batched::AdditiveByHand;
 pub use decoder::BahdanauByHand;
 pub use init::{Init, WeightStats, initialise, weight_stats};
-pub use memory::{ForwardMemory, measure_forward, pairs_bytes, refused_forward};
+pub use memory::{
+    ForwardMemory, MEMORY_SIZES, measure_forward, memory_row, pairs_bytes, refused_forward,
+};
 pub use trace::{Step, Trace};
 pub use training::{
     EVAL_EVERY, HIDDENS, KEY_SIZE, KEYS, QUERIES, STEPS, ToyBatch, ToyRun, ToyScore, toy_loss,
@@ -304,18 +306,8 @@ pub fn tour() -> String {
         "held after"
     ));
     // ANCHOR: tour_memory
-    for sizes @ (b, q, k, h) in [(2, 16, 16, 32), (4, 32, 32, 32), (4, 64, 64, 32)] {
-        let inference = measure_forward(sizes, AdditiveScoring::Broadcast, false);
-        let training = measure_forward(sizes, AdditiveScoring::Broadcast, true);
-        line(format!(
-            "{b:>2} {q:>3} {k:>3} {h:>3} {:>11} | {:>12} {:>6.2} {:>11} | {:>13} {:>11}",
-            human(inference.pairs),
-            human(inference.peak),
-            inference.peak as f64 / inference.pairs as f64,
-            human(inference.held),
-            human(training.peak),
-            human(training.held),
-        ));
+    for sizes in MEMORY_SIZES {
+        line(memory_row(sizes, AdditiveScoring::Broadcast));
     }
     // ANCHOR_END: tour_memory
     line(format!(
@@ -335,18 +327,8 @@ pub fn tour() -> String {
     // ANCHOR_END: tour_refused
     // ANCHOR: tour_fused
     line("the same sizes with fused scores (the library's default):".into());
-    for sizes @ (b, q, k, h) in [(2, 16, 16, 32), (4, 32, 32, 32), (4, 64, 64, 32)] {
-        let inference = measure_forward(sizes, AdditiveScoring::Fused, false);
-        let training = measure_forward(sizes, AdditiveScoring::Fused, true);
-        line(format!(
-            "{b:>2} {q:>3} {k:>3} {h:>3} {:>11} | {:>12} {:>6.2} {:>11} | {:>13} {:>11}",
-            human(inference.pairs),
-            human(inference.peak),
-            inference.peak as f64 / inference.pairs as f64,
-            human(inference.held),
-            human(training.peak),
-            human(training.held),
-        ));
+    for sizes in MEMORY_SIZES {
+        line(memory_row(sizes, AdditiveScoring::Fused));
     }
     // ANCHOR_END: tour_fused
 

@@ -3,6 +3,7 @@
 use attention::{AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring, Mask};
 use engine::Tensor;
 use engine::memory;
+use engine::memory::human;
 use engine::nn::Module;
 
 // ANCHOR: pairs_bytes
@@ -77,6 +78,29 @@ pub fn measure_forward(
     .expect("the measurement thread does not panic")
 }
 // ANCHOR_END: measure_forward
+
+/// The sizes `(B, Q, K, h)` of the memory table of section 5.
+pub const MEMORY_SIZES: [(usize, usize, usize, usize); 3] =
+    [(2, 16, 16, 32), (4, 32, 32, 32), (4, 64, 64, 32)];
+
+// ANCHOR: memory_row
+/// One row of the memory table: the sizes, [`pairs_bytes`], and the peak, its ratio to the
+/// pairs tensor and what stays held, under `no_grad` and then in training mode.
+pub fn memory_row(sizes: (usize, usize, usize, usize), scoring: AdditiveScoring) -> String {
+    let (b, q, k, h) = sizes;
+    let inference = measure_forward(sizes, scoring, false);
+    let training = measure_forward(sizes, scoring, true);
+    format!(
+        "{b:>2} {q:>3} {k:>3} {h:>3} {:>11} | {:>12} {:>6.2} {:>11} | {:>13} {:>11}",
+        human(inference.pairs),
+        human(inference.peak),
+        inference.peak as f64 / inference.pairs as f64,
+        human(inference.held),
+        human(training.peak),
+        human(training.held),
+    )
+}
+// ANCHOR_END: memory_row
 
 // ANCHOR: refused
 /// The message of a forward pass (with d2l's broadcast scores) that does not fit in
