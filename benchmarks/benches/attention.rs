@@ -38,70 +38,46 @@ fn run(bencher: Bencher, case: Case) {
     bencher.bench_local(&mut once);
 }
 
-/// `attention::scaled_dot_product_attention` on `[8, T, 256]` queries, keys and values.
-#[divan::bench_group(max_time = 10)]
-mod sdpa {
-    use super::*;
-    const CASE: Family = |len, pass| Case::Sdpa { len, pass };
+/// One benchmark group per family: the forward pass, and forward and backward, at every
+/// length that fits.
+macro_rules! family_group {
+    ($(#[$doc:meta])* $name:ident, $variant:ident) => {
+        $(#[$doc])*
+        #[divan::bench_group(max_time = 10)]
+        mod $name {
+            use super::*;
+            const CASE: Family = |len, pass| Case::$variant { len, pass };
 
-    #[divan::bench(args = lens(CASE, Forward))]
-    fn forward(bencher: Bencher, len: usize) {
-        run(bencher, CASE(len, Forward));
-    }
+            #[divan::bench(args = lens(CASE, Forward))]
+            fn forward(bencher: Bencher, len: usize) {
+                run(bencher, CASE(len, Forward));
+            }
 
-    #[divan::bench(args = lens(CASE, ForwardBackward))]
-    fn forward_backward(bencher: Bencher, len: usize) {
-        run(bencher, CASE(len, ForwardBackward));
-    }
+            #[divan::bench(args = lens(CASE, ForwardBackward))]
+            fn forward_backward(bencher: Bencher, len: usize) {
+                run(bencher, CASE(len, ForwardBackward));
+            }
+        }
+    };
 }
 
-/// d2l's `MultiHeadAttention` (256 hiddens, 8 heads, no bias).
-#[divan::bench_group(max_time = 10)]
-mod multi_head {
-    use super::*;
-    const CASE: Family = |len, pass| Case::MultiHead { len, pass };
-
-    #[divan::bench(args = lens(CASE, Forward))]
-    fn forward(bencher: Bencher, len: usize) {
-        run(bencher, CASE(len, Forward));
-    }
-
-    #[divan::bench(args = lens(CASE, ForwardBackward))]
-    fn forward_backward(bencher: Bencher, len: usize) {
-        run(bencher, CASE(len, ForwardBackward));
-    }
-}
-
-/// d2l's `AdditiveAttention` (query, key and hidden sizes 256), fused scores (the default).
-#[divan::bench_group(max_time = 10)]
-mod additive {
-    use super::*;
-    const CASE: Family = |len, pass| Case::Additive { len, pass };
-
-    #[divan::bench(args = lens(CASE, Forward))]
-    fn forward(bencher: Bencher, len: usize) {
-        run(bencher, CASE(len, Forward));
-    }
-
-    #[divan::bench(args = lens(CASE, ForwardBackward))]
-    fn forward_backward(bencher: Bencher, len: usize) {
-        run(bencher, CASE(len, ForwardBackward));
-    }
-}
-
-/// The same module with d2l's broadcast scores; T = 1024 is skipped.
-#[divan::bench_group(max_time = 10)]
-mod additive_broadcast {
-    use super::*;
-    const CASE: Family = |len, pass| Case::AdditiveBroadcast { len, pass };
-
-    #[divan::bench(args = lens(CASE, Forward))]
-    fn forward(bencher: Bencher, len: usize) {
-        run(bencher, CASE(len, Forward));
-    }
-
-    #[divan::bench(args = lens(CASE, ForwardBackward))]
-    fn forward_backward(bencher: Bencher, len: usize) {
-        run(bencher, CASE(len, ForwardBackward));
-    }
-}
+family_group!(
+    /// `attention::scaled_dot_product_attention` on `[8, T, 256]` queries, keys and values.
+    sdpa,
+    Sdpa
+);
+family_group!(
+    /// d2l's `MultiHeadAttention` (256 hiddens, 8 heads, no bias).
+    multi_head,
+    MultiHead
+);
+family_group!(
+    /// d2l's `AdditiveAttention` (query, key and hidden sizes 256), fused scores (the default).
+    additive,
+    Additive
+);
+family_group!(
+    /// The same module with d2l's broadcast scores; T = 1024 is skipped.
+    additive_broadcast,
+    AdditiveBroadcast
+);
