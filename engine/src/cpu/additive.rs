@@ -10,14 +10,13 @@
 //! - `tanh` is a rational function of `x²` (the approximation used by Eigen and XLA, less
 //!   than 5e-7 from the exact value, tested), which the compiler turns into SIMD
 //!   instructions; the library `tanh` is a function call per element.
-//! - The sum over `h` runs in [`LANES`] independent partial sums, added in a fixed order at
-//!   the end, so it vectorises without reassociation. On x86-64 CPUs that have AVX2 the same
+//! - The sum over `h` runs in 8 independent partial sums (`cpu/lanes.rs`), added in a
+//!   fixed order at the end, so it vectorises without reassociation. On x86-64 CPUs that have AVX2 the same
 //!   code is compiled a second time for 8-wide registers and chosen at run time; both
 //!   versions do the same operations in the same order (Rust never fuses a multiply and an
 //!   add on its own), so they give the same bits.
 
-/// The number of partial sums of the forward reduction over `h`.
-const LANES: usize = 8;
+use super::lanes::lane_sum;
 
 /// Sizes of one fused call: batch, queries, keys, hidden size.
 #[derive(Clone, Copy, Debug)]
@@ -143,24 +142,6 @@ fn scores_portable(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) -> Vec<
         }
     }
     out
-}
-
-/// The sum of `x` in [`LANES`] partial sums (element `i` goes to sum `i % LANES`), added in
-/// order at the end, then the tail: a fixed order that vectorises.
-#[inline(always)]
-fn lane_sum(x: &[f32]) -> f32 {
-    let mut lanes = [0.0f32; LANES];
-    let mut chunks = x.chunks_exact(LANES);
-    for chunk in &mut chunks {
-        for j in 0..LANES {
-            lanes[j] += chunk[j];
-        }
-    }
-    let mut sum = lanes.iter().sum::<f32>();
-    for &v in chunks.remainder() {
-        sum += v;
-    }
-    sum
 }
 
 /// With `t = tanh(q[h] + k[h])` and `g` the upstream gradient of one score:

@@ -26,6 +26,7 @@
 //! products with 1, 2 and 3 threads in separate processes and compares the bits).
 
 use super::StridedOffsets;
+use super::lanes::dot;
 use super::strided::broadcast_strides;
 
 /// `out[m, n] += a[m, k] · b[k, n]` for one pair of row-major matrices, by the definition.
@@ -109,28 +110,6 @@ fn matmul_small_portable(
             }
         }
     }
-}
-
-/// `Σ x[i] · y[i]` in 8 partial sums (element `i` goes to sum `i % 8`), added in order at
-/// the end, then the tail: a fixed order that vectorises.
-#[inline(always)]
-fn dot(x: &[f32], y: &[f32]) -> f32 {
-    const LANES: usize = 8;
-    let mut lanes = [0.0f32; LANES];
-    let whole = x.len() - x.len() % LANES;
-    for (xc, yc) in x[..whole]
-        .chunks_exact(LANES)
-        .zip(y[..whole].chunks_exact(LANES))
-    {
-        for j in 0..LANES {
-            lanes[j] += xc[j] * yc[j];
-        }
-    }
-    let mut sum = lanes.iter().sum::<f32>();
-    for (&xv, &yv) in x[whole..].iter().zip(&y[whole..]) {
-        sum += xv * yv;
-    }
-    sum
 }
 
 /// How the left operand of a product is stored.
