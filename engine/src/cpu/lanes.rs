@@ -44,3 +44,41 @@ pub(crate) fn dot(x: &[f32], y: &[f32]) -> f32 {
     }
     sum
 }
+
+/// The largest value of `x` ignoring NaNs, as [`f32::max`] defines it (`-∞` for an empty
+/// slice), in [`LANES`] partial maxima so that it vectorises. The maximum does not depend
+/// on the order, so these are the bits of a plain fold.
+#[inline(always)]
+pub(crate) fn lane_max(x: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; LANES];
+    let mut chunks = x.chunks_exact(LANES);
+    for chunk in &mut chunks {
+        for j in 0..LANES {
+            lanes[j] = lanes[j].max(chunk[j]);
+        }
+    }
+    let mut max = lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    for &v in chunks.remainder() {
+        max = max.max(v);
+    }
+    max
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lane_max_is_the_plain_fold_at_every_length_nans_ignored() {
+        let values: Vec<f32> = (0..37).map(|i| ((i * 7919 % 101) as f32) - 50.0).collect();
+        for len in 0..values.len() {
+            let mut x = values[..len].to_vec();
+            if len > 3 {
+                x[3] = f32::NAN;
+            }
+            let plain = x.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            assert_eq!(lane_max(&x).to_bits(), plain.to_bits(), "length {len}");
+        }
+        assert_eq!(lane_max(&[]), f32::NEG_INFINITY);
+    }
+}

@@ -5,9 +5,9 @@
 //! products use `matrixmultiply`'s blocked SIMD kernel (`matmul.rs`), with the plain loop
 //! kept as the definition the tests hold it to, and additive attention's scores are one
 //! fused kernel (`additive.rs`) that never builds the `[B, Q, K, h]` tensor of the
-//! composed form, which the tests hold it to. Two helpers serve them: `lanes.rs`, sums in
-//! a fixed order that vectorises, and `parallel.rs`, which splits a large output between
-//! threads.
+//! composed form, which the tests hold it to. Three helpers serve them: `lanes.rs`, sums in
+//! a fixed order that vectorises, `parallel.rs`, which splits a large output between
+//! threads, and `exp.rs`, the exponential of softmax as a polynomial that vectorises.
 //!
 //! Kernels trust their arguments: the tensor layer (`crate::ops`) has already checked every
 //! shape and index, so a kernel never needs to report a mistake. They know nothing about
@@ -15,6 +15,7 @@
 
 pub(crate) mod additive;
 pub(crate) mod elementwise;
+mod exp;
 mod lanes;
 pub(crate) mod layout;
 pub(crate) mod matmul;

@@ -5,6 +5,8 @@
 //! reduced independently. Loops run `outer → n → inner` so the innermost loop reads
 //! contiguous memory.
 
+use super::exp::exp;
+use super::lanes::{lane_max, lane_sum};
 use super::parallel::for_each_block;
 
 /// Sums each line: `[outer, n, inner] → [outer, inner]`.
@@ -61,9 +63,7 @@ pub(crate) fn softmax_dim(
         // The last dimension, the usual case: each line is a contiguous row (large tensors
         // share their rows out between threads).
         for_each_block(&mut out, n, |start, block| {
-            for (src, dst) in a[start..].chunks_exact(n).zip(block.chunks_exact_mut(n)) {
-                softmax_line(src, dst, log);
-            }
+            softmax_rows(&a[start..start + block.len()], block, n, log);
         });
         return out;
     }
@@ -108,27 +108,152 @@ pub(crate) fn softmax_backward_rows(out: &[f32], g: &[f32], n: usize) -> Vec<f32
     dx
 }
 
+/// The softmax (or log-softmax) of each row of `n` values of `src`, written to `dst`. On
+/// x86-64 CPUs that have AVX2 the same code is compiled a second time for 8-wide registers
+/// and chosen at run time; both do the same operations in the same order, so the same bits.
+fn softmax_rows(src: &[f32], dst: &mut [f32], n: usize, log: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, checked on the line above.
+        return unsafe { softmax_rows_avx2(src, dst, n, log) };
+    }
+    softmax_rows_portable(src, dst, n, log)
+}
+
+/// [`softmax_rows_portable`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn softmax_rows_avx2(src: &[f32], dst: &mut [f32], n: usize, log: bool) {
+    softmax_rows_portable(src, dst, n, log)
+}
+
+#[inline(always)]
+fn softmax_rows_portable(src: &[f32], dst: &mut [f32], n: usize, log: bool) {
+    for (src, dst) in src.chunks_exact(n).zip(dst.chunks_exact_mut(n)) {
+        softmax_line(src, dst, log);
+    }
+}
+
 /// The softmax (or log-softmax) of one line `src`, written to `dst`, with one `exp` per
-/// element: the exponentials are kept, then divided by their sum.
+/// element: the exponentials are kept, summed in a fixed order that vectorises
+/// (`lanes.rs`), then divided by their sum. The `exp` is the engine's own (`exp.rs`), a
+/// polynomial that vectorises, within about one unit in the last place of the exact value.
+#[inline(always)]
 fn softmax_line(src: &[f32], dst: &mut [f32], log: bool) {
-    let max = src.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let max = lane_max(src);
     // A line with no finite maximum (all -inf, or a +inf) is not shifted: all -inf gives
     // 0/0 = NaN everywhere, as in PyTorch; a +inf gives NaN at the +inf.
     let shift = if max.is_finite() { max } else { 0.0 };
-    let mut total = 0.0f32;
     for (d, &x) in dst.iter_mut().zip(src) {
-        let e = (x - shift).exp();
-        total += e;
-        *d = if log { x - shift } else { e };
+        *d = exp(x - shift);
     }
+    let total = lane_sum(dst);
     if log {
         let log_total = total.ln();
-        for d in dst.iter_mut() {
-            *d -= log_total;
+        for (d, &x) in dst.iter_mut().zip(src) {
+            *d = (x - shift) - log_total;
         }
     } else {
         for d in dst.iter_mut() {
             *d /= total;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows of awkward lengths (tails of the 8 partial sums) with a wide range of values.
+    fn rows(n: usize, count: usize) -> Vec<f32> {
+        (0..n * count)
+            .map(|i| ((i * 7919 % 1013) as f32 / 1013.0 - 0.5) * 30.0)
+            .collect()
+    }
+
+    /// Softmax in f64 from the f32 differences `x - max` the kernel exponentiates (their
+    /// rounding is f32's, not the kernel's, and moves a tiny weight by up to 2e-6 of itself).
+    fn softmax_f64(row: &[f32]) -> Vec<f64> {
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let e: Vec<f64> = row.iter().map(|&x| ((x - max) as f64).exp()).collect();
+        let total: f64 = e.iter().sum();
+        e.iter().map(|v| v / total).collect()
+    }
+
+    #[test]
+    fn softmax_is_within_2e_7_of_the_exact_value_and_log_softmax_is_its_log() {
+        for n in [1, 7, 8, 9, 31, 256] {
+            let a = rows(n, 5);
+            let soft = softmax_dim(&a, (5, n, 1), false);
+            let log = softmax_dim(&a, (5, n, 1), true);
+            for (r, row) in a.chunks(n).enumerate() {
+                for (j, exact) in softmax_f64(row).into_iter().enumerate() {
+                    let got = soft[r * n + j] as f64;
+                    assert!(
+                        (got - exact).abs() <= 2e-7 * exact,
+                        "n {n}, row {r}, col {j}: {got} against {exact}"
+                    );
+                    let got_log = log[r * n + j] as f64;
+                    assert!(
+                        (got_log - exact.ln()).abs() < 2e-6 * exact.ln().abs().max(1.0),
+                        "log-softmax n {n}, row {r}, col {j}: {got_log} against {}",
+                        exact.ln()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn masked_positions_get_exactly_zero_and_an_all_masked_row_is_nan() {
+        let ninf = f32::NEG_INFINITY;
+        let a = [1.0, ninf, 2.0, ninf, ninf, ninf];
+        let out = softmax_dim(&a, (2, 3, 1), false);
+        assert_eq!(out[1], 0.0);
+        assert!((out[0] + out[2] - 1.0).abs() < 1e-7);
+        assert!(out[3..].iter().all(|v| v.is_nan()), "{out:?}");
+    }
+
+    #[test]
+    fn the_strided_path_gives_the_bits_of_the_contiguous_one() {
+        // Softmax over dim 0 of [n, 3] equals softmax over the rows of its transpose.
+        let n = 11;
+        let a = rows(n, 3);
+        let transposed: Vec<f32> = (0..3)
+            .flat_map(|c| (0..n).map(move |r| (r, c)))
+            .map(|(r, c)| a[r * 3 + c])
+            .collect();
+        let strided = softmax_dim(&a, (1, n, 3), false);
+        let rows_out = softmax_dim(&transposed, (3, n, 1), false);
+        for r in 0..n {
+            for c in 0..3 {
+                assert_eq!(strided[r * 3 + c].to_bits(), rows_out[c * n + r].to_bits());
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_avx2_build_gives_the_bits_of_the_portable_one() {
+        if !std::is_x86_feature_detected!("avx2") {
+            return; // nothing to compare on this CPU
+        }
+        for log in [false, true] {
+            for n in [1, 5, 8, 13, 64, 257] {
+                let a = rows(n, 4);
+                let (mut wide, mut plain) = (vec![0.0; a.len()], vec![0.0; a.len()]);
+                // SAFETY: the CPU supports AVX2, checked above.
+                unsafe { softmax_rows_avx2(&a, &mut wide, n, log) };
+                softmax_rows_portable(&a, &mut plain, n, log);
+                let same = wide
+                    .iter()
+                    .zip(&plain)
+                    .all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(same, "n {n}, log {log}");
+            }
         }
     }
 }
