@@ -85,6 +85,7 @@ pub mod prelude;
 pub mod random;
 mod scoped_flag;
 pub mod shape;
+mod spare;
 mod tensor;
 pub mod threads;
 

@@ -8,6 +8,12 @@
 //! Tensors that share a buffer (a `reshape`, a `detach`) are counted once: the bytes belong
 //! to the buffer, not to the handles.
 //!
+//! Freed buffers of at least 256 KiB are kept per thread, up to 256 MiB, and reused for
+//! the next result of exactly their size (see [`spare_bytes`]): a loop that allocates the
+//! same large results on every iteration then stops paying the operating system to map
+//! and zero fresh pages each time. They are not live tensors and are not counted in
+//! [`live_bytes`] or the peak.
+//!
 //! Before an op allocates a result it asks three questions here: does the element count
 //! fit, is the request under the optional [`set_budget`] (a limit a workshop can set for
 //! small laptops), and will the machine grant it. A request that
@@ -78,6 +84,27 @@ pub fn reset_peak() {
     let c = this_thread();
     c.peak
         .store(c.live.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+
+/// Bytes of freed buffers this thread keeps for reuse (at most 256 MiB; buffers under
+/// 256 KiB are never kept). They are not part of [`live_bytes`].
+///
+/// ```
+/// use engine::{memory, Tensor};
+/// let t = Tensor::zeros([512, 512]); // 1 MiB
+/// drop(t);
+/// assert!(memory::spare_bytes() >= 1 << 20); // kept for the next result of that size
+/// memory::release_spare();
+/// assert_eq!(memory::spare_bytes(), 0);
+/// ```
+pub fn spare_bytes() -> usize {
+    crate::spare::spare_bytes()
+}
+
+/// Hands this thread's spare buffers (see [`spare_bytes`]) back to the system allocator,
+/// for a program that has finished its large work and wants its memory back.
+pub fn release_spare() {
+    crate::spare::release();
 }
 
 /// Sets (or, with `None`, removes) a limit on the bytes this thread's live tensors may
@@ -176,5 +203,6 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         self.counter.credit(self.data.len() * size_of::<f32>());
+        crate::spare::give_back(std::mem::take(&mut self.data));
     }
 }

@@ -17,6 +17,7 @@
 //!   add on its own), so they give the same bits.
 
 use super::lanes::lane_sum;
+use crate::spare;
 
 /// Sizes of one fused call: batch, queries, keys, hidden size.
 #[derive(Clone, Copy, Debug)]
@@ -120,7 +121,7 @@ fn scores_portable(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) -> Vec<
         keys: nk,
         hidden: h,
     } = dims;
-    let mut out = vec![0.0; batch * nq * nk];
+    let mut out = spare::zeros(batch * nq * nk);
     if out.is_empty() || h == 0 {
         return out; // no pair, or every score is an empty sum
     }
@@ -155,8 +156,8 @@ fn grads_portable(queries: &[f32], keys: &[f32], w: &[f32], upstream: &[f32], di
         hidden: h,
     } = dims;
     let mut grads = Grads {
-        queries: vec![0.0; batch * nq * h],
-        keys: vec![0.0; batch * nk * h],
+        queries: spare::zeros(batch * nq * h),
+        keys: spare::zeros(batch * nk * h),
         w: vec![0.0; h],
     };
     if h == 0 || nq == 0 || nk == 0 {

@@ -10,10 +10,11 @@
 
 use super::BroadcastRows;
 use super::parallel::for_each_block;
+use crate::spare;
 
 /// Applies `f` to every element.
 pub(crate) fn map(a: &[f32], f: impl Fn(f32) -> f32 + Sync) -> Vec<f32> {
-    let mut out = vec![0.0; a.len()];
+    let mut out = spare::zeros(a.len());
     for_each_block(&mut out, 1, |start, block| {
         for (o, &x) in block.iter_mut().zip(&a[start..]) {
             *o = f(x);
@@ -47,7 +48,7 @@ pub(crate) fn zip_broadcast(
 ) -> Vec<f32> {
     let rows = BroadcastRows::new(&[a_shape, b_shape], out);
     let (n, sa, sb) = (rows.inner, rows.inner_steps[0], rows.inner_steps[1]);
-    let mut result = vec![0.0; out.iter().product()];
+    let mut result = spare::zeros(out.iter().product());
     if result.is_empty() {
         return result;
     }
@@ -95,7 +96,7 @@ pub(crate) fn select(
     let rows = BroadcastRows::new(&[cond.1, a.1, b.1], out);
     let n = rows.inner;
     let [sc, sa, sb] = [0, 1, 2].map(|i| rows.inner_steps[i]);
-    let mut result = Vec::with_capacity(out.iter().product());
+    let mut result = spare::with_capacity(out.iter().product());
     for ((ic, ia), ib) in rows.starts(0).zip(rows.starts(1)).zip(rows.starts(2)) {
         for k in 0..n {
             let pick = cond.0[ic + sc * k] != 0.0;
@@ -113,7 +114,7 @@ pub(crate) fn select(
 pub(crate) fn broadcast_to(a: &[f32], a_shape: &[usize], out: &[usize]) -> Vec<f32> {
     let rows = BroadcastRows::new(&[a_shape], out);
     let (n, step) = (rows.inner, rows.inner_steps[0]);
-    let mut result = Vec::with_capacity(out.iter().product());
+    let mut result = spare::with_capacity(out.iter().product());
     for start in rows.starts(0) {
         match row(a, start, step, n) {
             Row::Slice(x) => result.extend_from_slice(x),

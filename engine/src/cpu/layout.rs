@@ -3,6 +3,7 @@
 
 use super::StridedOffsets;
 use crate::shape::strides;
+use crate::spare;
 
 /// Reorders dimensions: output dimension `d` is input dimension `perm[d]`.
 pub(crate) fn permute(a: &[f32], shape: &[usize], perm: &[usize]) -> Vec<f32> {
@@ -22,7 +23,7 @@ pub(crate) fn permute(a: &[f32], shape: &[usize], perm: &[usize]) -> Vec<f32> {
     }
     let rows = StridedOffsets::new(&out_shape[..cut], out_strides[..cut].to_vec());
     if cut < rank {
-        let mut out = Vec::with_capacity(a.len());
+        let mut out = spare::with_capacity(a.len());
         for start in rows {
             out.extend_from_slice(&a[start..start + inner]);
         }
@@ -34,7 +35,7 @@ pub(crate) fn permute(a: &[f32], shape: &[usize], perm: &[usize]) -> Vec<f32> {
     const TILE: usize = 16;
     let (r, c) = (out_shape[rank - 2], out_shape[rank - 1]);
     let (sr, sc) = (out_strides[rank - 2], out_strides[rank - 1]);
-    let mut out = vec![0.0; a.len()];
+    let mut out = spare::zeros(a.len());
     let blocks = StridedOffsets::new(&out_shape[..rank - 2], out_strides[..rank - 2].to_vec());
     for (dst, base) in out.chunks_exact_mut((r * c).max(1)).zip(blocks) {
         for i0 in (0..r).step_by(TILE) {
@@ -53,7 +54,7 @@ pub(crate) fn permute(a: &[f32], shape: &[usize], perm: &[usize]) -> Vec<f32> {
 /// Concatenates `[outer, n_i, inner]` parts along their middle dimension.
 pub(crate) fn concat(parts: &[(&[f32], usize)], outer: usize, inner: usize) -> Vec<f32> {
     let total: usize = parts.iter().map(|(_, n)| n).sum();
-    let mut out = Vec::with_capacity(outer * total * inner);
+    let mut out = spare::with_capacity(outer * total * inner);
     for o in 0..outer {
         for &(data, n) in parts {
             out.extend_from_slice(&data[o * n * inner..(o + 1) * n * inner]);
@@ -69,7 +70,7 @@ pub(crate) fn narrow(
     start: usize,
     len: usize,
 ) -> Vec<f32> {
-    let mut out = Vec::with_capacity(outer * len * inner);
+    let mut out = spare::with_capacity(outer * len * inner);
     for o in 0..outer {
         let from = (o * n + start) * inner;
         out.extend_from_slice(&a[from..from + len * inner]);
@@ -83,7 +84,7 @@ pub(crate) fn index_select(
     (outer, n, inner): (usize, usize, usize),
     index: &[usize],
 ) -> Vec<f32> {
-    let mut out = Vec::with_capacity(outer * index.len() * inner);
+    let mut out = spare::with_capacity(outer * index.len() * inner);
     for o in 0..outer {
         for &j in index {
             let from = (o * n + j) * inner;
@@ -100,7 +101,7 @@ pub(crate) fn index_add(
     (outer, n, inner): (usize, usize, usize),
     index: &[usize],
 ) -> Vec<f32> {
-    let mut out = vec![0.0; outer * n * inner];
+    let mut out = spare::zeros(outer * n * inner);
     for o in 0..outer {
         for (j, &target) in index.iter().enumerate() {
             let from = (o * index.len() + j) * inner;

@@ -28,6 +28,7 @@
 use super::StridedOffsets;
 use super::lanes::dot;
 use super::strided::broadcast_strides;
+use crate::spare;
 
 /// `out[m, n] += a[m, k] · b[k, n]` for one pair of row-major matrices, by the definition.
 ///
@@ -208,7 +209,7 @@ pub(crate) fn matmul(
         Rhs::Transposed => b_shape[rb - 2],
     };
     let count: usize = batch.iter().product();
-    let mut out = vec![0.0; count * m * n];
+    let mut out = spare::zeros(count * m * n);
     // Offsets count whole matrices; broadcast batch dims get stride 0.
     let a_mats = StridedOffsets::new(batch, broadcast_strides(&a_shape[..ra - 2], batch));
     let b_mats = StridedOffsets::new(batch, broadcast_strides(&b_shape[..rb - 2], batch));

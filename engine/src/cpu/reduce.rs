@@ -8,6 +8,7 @@
 use super::exp::exp;
 use super::lanes::{lane_max, lane_sum};
 use super::parallel::for_each_block;
+use crate::spare;
 
 /// Sums each line: `[outer, n, inner] → [outer, inner]`.
 pub(crate) fn sum_dim(a: &[f32], (outer, n, inner): (usize, usize, usize)) -> Vec<f32> {
@@ -17,7 +18,7 @@ pub(crate) fn sum_dim(a: &[f32], (outer, n, inner): (usize, usize, usize)) -> Ve
             .map(|o| a[o * n..(o + 1) * n].iter().fold(0.0, |acc, &x| acc + x))
             .collect();
     }
-    let mut out = vec![0.0; outer * inner];
+    let mut out = spare::zeros(outer * inner);
     for o in 0..outer {
         let row = &mut out[o * inner..(o + 1) * inner];
         for k in 0..n {
@@ -55,7 +56,7 @@ pub(crate) fn softmax_dim(
     (outer, n, inner): (usize, usize, usize),
     log: bool,
 ) -> Vec<f32> {
-    let mut out = vec![0.0; a.len()];
+    let mut out = spare::zeros(a.len());
     if n == 0 {
         return out;
     }
@@ -89,7 +90,7 @@ pub(crate) fn softmax_dim(
 /// row and without the three intermediate tensors of the composed form (whose operations,
 /// in the same order, give the same bits).
 pub(crate) fn softmax_backward_rows(out: &[f32], g: &[f32], n: usize) -> Vec<f32> {
-    let mut dx = vec![0.0; out.len()];
+    let mut dx = spare::zeros(out.len());
     if n == 0 {
         return dx;
     }
