@@ -8,7 +8,8 @@
 //! Tensors that share a buffer (a `reshape`, a `detach`) are counted once: the bytes belong
 //! to the buffer, not to the handles.
 //!
-//! Freed buffers of at least 256 KiB are kept per thread, up to 256 MiB, and reused for
+//! Freed buffers of at least 256 KiB are kept per thread, up to 256 MiB
+//! ([`set_spare_limit`]), and reused for
 //! the next result of exactly their size (see [`spare_bytes`]): a loop that allocates the
 //! same large results on every iteration then stops paying the operating system to map
 //! and zero fresh pages each time. They are not live tensors and are not counted in
@@ -105,6 +106,17 @@ pub fn spare_bytes() -> usize {
 /// for a program that has finished its large work and wants its memory back.
 pub fn release_spare() {
     crate::spare::release();
+}
+
+/// Sets the most bytes of freed buffers this thread keeps for reuse (default 256 MiB;
+/// 0 keeps none, as on a machine short of memory), freeing the oldest beyond it now.
+pub fn set_spare_limit(bytes: usize) {
+    crate::spare::set_limit(bytes);
+}
+
+/// The limit set by [`set_spare_limit`] (256 MiB unless changed).
+pub fn spare_limit() -> usize {
+    crate::spare::limit()
 }
 
 /// Sets (or, with `None`, removes) a limit on the bytes this thread's live tensors may

@@ -9,9 +9,11 @@
 //! that, the way PyTorch's GPU allocator caches blocks.
 //!
 //! Only buffers of at least [`SPARE_MIN_VALUES`] values are kept, at most
-//! [`SPARE_MAX_BYTES`] per thread; when a new one would exceed that, the oldest go back to
+//! [`SPARE_MAX_BYTES`] per thread (`memory::set_spare_limit` changes that, 0 turns it off); when a new one would exceed that, the oldest go back to
 //! the allocator. A reused buffer is zero-filled (or emptied) exactly as a fresh one, so
-//! reuse never changes a result. Spare buffers are not tensors: `memory::live_bytes` does
+//! reuse never changes a result, except for kernels that write every element of their
+//! output, which take it as it is ([`for_overwrite`]); a test fills the spare buffers with
+//! NaN before each of those kernels and checks that none is left. Spare buffers are not tensors: `memory::live_bytes` does
 //! not count them; `memory::spare_bytes` does, and `memory::release_spare` frees them.
 
 use std::cell::RefCell;
@@ -20,18 +22,31 @@ use std::cell::RefCell;
 /// serves them from memory it keeps anyway.
 pub const SPARE_MIN_VALUES: usize = 1 << 16;
 
-/// The most bytes of spare buffers one thread keeps (256 MiB).
+/// The most bytes of spare buffers one thread keeps unless `memory::set_spare_limit`
+/// says otherwise (256 MiB).
 pub const SPARE_MAX_BYTES: usize = 256 << 20;
 
-#[derive(Default)]
 struct Spare {
     /// Oldest first.
     buffers: Vec<Vec<f32>>,
     bytes: usize,
+    limit: usize,
+}
+
+impl Spare {
+    /// Drops the oldest buffers until the total is within the limit.
+    fn trim(&mut self) {
+        while self.bytes > self.limit {
+            let oldest = self.buffers.remove(0);
+            self.bytes -= bytes_of(&oldest);
+        }
+    }
 }
 
 thread_local! {
-    static SPARE: RefCell<Spare> = RefCell::new(Spare::default());
+    static SPARE: RefCell<Spare> = const {
+        RefCell::new(Spare { buffers: Vec::new(), bytes: 0, limit: SPARE_MAX_BYTES })
+    };
 }
 
 fn bytes_of(buffer: &Vec<f32>) -> usize {
@@ -67,6 +82,20 @@ pub(crate) fn zeros(n: usize) -> Vec<f32> {
     }
 }
 
+/// `n` values for a kernel that writes every one of them: a kept buffer of that size with
+/// its old values still in it, or zeros. Skips the zero-fill that [`zeros`] does on a kept
+/// buffer (a tenth of multi-head attention's time went to that memset); a kernel that only
+/// writes some elements, or adds into them, must use [`zeros`].
+pub(crate) fn for_overwrite(n: usize) -> Vec<f32> {
+    match take(n) {
+        Some(mut buffer) => {
+            buffer.resize(n, 0.0); // the old length is n unless it was built shorter
+            buffer
+        }
+        None => vec![0.0; n],
+    }
+}
+
 /// An empty vector with room for exactly `n` values, a kept buffer when this thread has
 /// one.
 pub(crate) fn with_capacity(n: usize) -> Vec<f32> {
@@ -80,20 +109,35 @@ pub(crate) fn with_capacity(n: usize) -> Vec<f32> {
 }
 
 /// Keeps a freed buffer for reuse, if it is large enough, dropping the oldest kept ones
-/// beyond [`SPARE_MAX_BYTES`]. (During the thread's exit, it is simply freed.)
+/// beyond the limit. (During the thread's exit, it is simply freed.)
 pub(crate) fn give_back(buffer: Vec<f32>) {
-    if buffer.capacity() < SPARE_MIN_VALUES || bytes_of(&buffer) > SPARE_MAX_BYTES {
+    if buffer.capacity() < SPARE_MIN_VALUES {
         return;
     }
     let _ = SPARE.try_with(|spare| {
         let mut spare = spare.borrow_mut();
+        if bytes_of(&buffer) > spare.limit {
+            return;
+        }
         spare.bytes += bytes_of(&buffer);
         spare.buffers.push(buffer);
-        while spare.bytes > SPARE_MAX_BYTES {
-            let oldest = spare.buffers.remove(0);
-            spare.bytes -= bytes_of(&oldest);
-        }
+        spare.trim();
     });
+}
+
+/// Sets the most bytes of spare buffers this thread keeps (0: none), freeing the oldest
+/// beyond it now.
+pub(crate) fn set_limit(bytes: usize) {
+    let _ = SPARE.try_with(|spare| {
+        let mut spare = spare.borrow_mut();
+        spare.limit = bytes;
+        spare.trim();
+    });
+}
+
+/// The most bytes of spare buffers this thread keeps.
+pub(crate) fn limit() -> usize {
+    SPARE.try_with(|s| s.borrow().limit).unwrap_or(0)
 }
 
 /// Bytes of spare buffers this thread holds.
@@ -103,7 +147,11 @@ pub(crate) fn spare_bytes() -> usize {
 
 /// Hands every spare buffer of this thread back to the allocator.
 pub(crate) fn release() {
-    let _ = SPARE.try_with(|spare| *spare.borrow_mut() = Spare::default());
+    let _ = SPARE.try_with(|spare| {
+        let mut spare = spare.borrow_mut();
+        spare.buffers.clear();
+        spare.bytes = 0;
+    });
 }
 
 #[cfg(test)]
@@ -147,6 +195,35 @@ mod tests {
         assert!(take(sizes[0]).is_none() && take(sizes[1]).is_none());
         assert!(take(sizes[4]).is_some() && take(sizes[3]).is_some() && take(sizes[2]).is_some());
         assert_eq!(spare_bytes(), 0);
+    }
+
+    #[test]
+    fn a_buffer_for_overwriting_keeps_its_old_values() {
+        let n = SPARE_MIN_VALUES;
+        give_back(vec![f32::NAN; n]);
+        let reused = for_overwrite(n);
+        assert_eq!(reused.len(), n);
+        assert!(reused.iter().all(|v| v.is_nan()), "not filled again");
+        let fresh = for_overwrite(n);
+        assert!(
+            fresh.iter().all(|&v| v == 0.0),
+            "a new buffer starts as zeros"
+        );
+    }
+
+    #[test]
+    fn a_limit_of_zero_keeps_nothing_and_a_lower_limit_frees_the_oldest_now() {
+        let n = SPARE_MIN_VALUES;
+        give_back(vec![1.0; n]);
+        give_back(vec![2.0; n + 1]);
+        set_limit(bytes_of(&vec![0.0f32; n + 1]));
+        assert_eq!(limit(), (n + 1) * 4);
+        assert_eq!(spare_bytes(), (n + 1) * 4, "the older buffer went first");
+        set_limit(0);
+        assert_eq!(spare_bytes(), 0);
+        give_back(vec![3.0; n]);
+        assert_eq!(spare_bytes(), 0);
+        set_limit(SPARE_MAX_BYTES);
     }
 
     #[test]

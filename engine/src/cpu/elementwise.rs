@@ -14,7 +14,7 @@ use crate::spare;
 
 /// Applies `f` to every element.
 pub(crate) fn map(a: &[f32], f: impl Fn(f32) -> f32 + Sync) -> Vec<f32> {
-    let mut out = spare::zeros(a.len());
+    let mut out = spare::for_overwrite(a.len());
     for_each_block(&mut out, 1, |start, block| {
         for (o, &x) in block.iter_mut().zip(&a[start..]) {
             *o = f(x);
@@ -48,7 +48,7 @@ pub(crate) fn zip_broadcast(
 ) -> Vec<f32> {
     let rows = BroadcastRows::new(&[a_shape, b_shape], out);
     let (n, sa, sb) = (rows.inner, rows.inner_steps[0], rows.inner_steps[1]);
-    let mut result = spare::zeros(out.iter().product());
+    let mut result = spare::for_overwrite(out.iter().product());
     if result.is_empty() {
         return result;
     }

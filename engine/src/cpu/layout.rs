@@ -35,7 +35,7 @@ pub(crate) fn permute(a: &[f32], shape: &[usize], perm: &[usize]) -> Vec<f32> {
     const TILE: usize = 16;
     let (r, c) = (out_shape[rank - 2], out_shape[rank - 1]);
     let (sr, sc) = (out_strides[rank - 2], out_strides[rank - 1]);
-    let mut out = spare::zeros(a.len());
+    let mut out = spare::for_overwrite(a.len()); // every element is written below
     let blocks = StridedOffsets::new(&out_shape[..rank - 2], out_strides[..rank - 2].to_vec());
     for (dst, base) in out.chunks_exact_mut((r * c).max(1)).zip(blocks) {
         for i0 in (0..r).step_by(TILE) {

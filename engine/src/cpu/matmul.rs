@@ -60,6 +60,11 @@ pub(crate) fn matmul_reference(
 /// Products with at most this many rows use [`matmul_small`].
 pub(crate) const SMALL_M: usize = 8;
 
+/// Whether a product of `m` rows takes [`matmul_small`] rather than `sgemm`.
+fn takes_small_kernel(m: usize, lhs: Lhs) -> bool {
+    m <= SMALL_M && lhs == Lhs::AsIs
+}
+
 /// `out[m, n] = a[m, k] · b` for a few rows `m`, reading `b` in place: for `a · b` the
 /// definition's `i → p → j` loop (each row of the result is a sum of rows of `b`), for
 /// `a · bᵀ` one dot product per pair of rows, summed in 8 partial sums. Both loops
@@ -149,7 +154,7 @@ fn matmul_fast(
         b.len(),
         out.len()
     );
-    if m <= SMALL_M && lhs == Lhs::AsIs {
+    if takes_small_kernel(m, lhs) {
         return matmul_small(a, b, rhs, out, (m, k, n));
     }
     // Row-major strides, in elements: moving one row skips a whole row, one column one value.
@@ -209,7 +214,13 @@ pub(crate) fn matmul(
         Rhs::Transposed => b_shape[rb - 2],
     };
     let count: usize = batch.iter().product();
-    let mut out = spare::zeros(count * m * n);
+    // `sgemm` writes every element of its result (with β = 0 it never reads it); the
+    // few-row kernel adds into zeros.
+    let mut out = if takes_small_kernel(m, lhs) {
+        spare::zeros(count * m * n)
+    } else {
+        spare::for_overwrite(count * m * n)
+    };
     // Offsets count whole matrices; broadcast batch dims get stride 0.
     let a_mats = StridedOffsets::new(batch, broadcast_strides(&a_shape[..ra - 2], batch));
     let b_mats = StridedOffsets::new(batch, broadcast_strides(&b_shape[..rb - 2], batch));

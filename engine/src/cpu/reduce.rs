@@ -56,7 +56,7 @@ pub(crate) fn softmax_dim(
     (outer, n, inner): (usize, usize, usize),
     log: bool,
 ) -> Vec<f32> {
-    let mut out = spare::zeros(a.len());
+    let mut out = spare::for_overwrite(a.len());
     if n == 0 {
         return out;
     }
@@ -90,7 +90,7 @@ pub(crate) fn softmax_dim(
 /// row and without the three intermediate tensors of the composed form (whose operations,
 /// in the same order, give the same bits).
 pub(crate) fn softmax_backward_rows(out: &[f32], g: &[f32], n: usize) -> Vec<f32> {
-    let mut dx = spare::zeros(out.len());
+    let mut dx = spare::for_overwrite(out.len());
     if n == 0 {
         return dx;
     }
