@@ -17,10 +17,11 @@
 const LN2_HI: f32 = 0.693_359_4;
 const LN2_LO: f32 = -2.121_944_4e-4;
 
-/// Above this, `eˣ` overflows `f32`; below [`UNDERFLOW`], it is less than the smallest
-/// normal `f32`.
-const OVERFLOW: f32 = 88.722_84;
-const UNDERFLOW: f32 = -87.336_55;
+/// The largest `f32` whose exponential is finite: above it `eˣ` rounds to `+∞`.
+const OVERFLOW: f32 = 88.722_83;
+/// The smallest `f32` whose exponential is a normal `f32`: below it `eˣ` is a subnormal
+/// or 0, and this `exp` returns 0.
+const UNDERFLOW: f32 = -87.336_54;
 
 /// `1.5 · 2²³`: adding and subtracting it rounds an `f32` of magnitude below 2²² to the
 /// nearest whole number, with two additions that vectorise on every target.
@@ -65,7 +66,7 @@ pub(crate) fn exp(x: f32) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    use super::exp;
+    use super::{OVERFLOW, UNDERFLOW, exp};
 
     #[test]
     fn exp_is_within_1e_7_of_the_exact_value_relative_to_it() {
@@ -90,6 +91,12 @@ mod tests {
         assert!(exp(f32::NAN).is_nan());
         assert_eq!(exp(1.0), std::f32::consts::E);
         assert!(exp(88.7) > 3.2e38 && exp(88.7).is_finite());
+        // The edges: finite up to OVERFLOW and +∞ after it; normal from UNDERFLOW on and 0
+        // below it.
+        assert!(exp(OVERFLOW).is_finite() && exp(OVERFLOW) > 3.40e38);
+        assert_eq!(exp(OVERFLOW.next_up()), f32::INFINITY);
+        assert!(exp(UNDERFLOW) >= f32::MIN_POSITIVE);
+        assert_eq!(exp(UNDERFLOW.next_down()), 0.0);
         assert!(
             exp(-87.3) > 1.21e-38 && exp(-87.3) < 1.23e-38,
             "e^-87.3 ≈ 1.219e-38"
