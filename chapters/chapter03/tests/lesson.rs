@@ -10,19 +10,7 @@ use chapter03::{
 };
 use engine::Tensor;
 use engine::gradcheck::gradcheck;
-
-/// Asserts that two lists agree to within `tol`.
-#[track_caller]
-fn assert_close(actual: &[f32], expected: &[f32], tol: f32) {
-    assert_eq!(
-        actual.len(),
-        expected.len(),
-        "{actual:?} against {expected:?}"
-    );
-    for (a, e) in actual.iter().zip(expected) {
-        assert!((a - e).abs() <= tol, "{actual:?} against {expected:?}");
-    }
-}
+use lesson::assert_close;
 
 fn t(values: &[f32]) -> Tensor {
     Tensor::from_vec(values.to_vec(), [values.len()])

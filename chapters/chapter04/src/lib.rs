@@ -21,6 +21,7 @@
 
 use attention::{D2L_FILL, Fill, Mask, masked_softmax};
 use engine::Tensor;
+use lesson::panic_message;
 
 mod batch;
 mod by_hand;
@@ -60,20 +61,6 @@ fn rows(values: &[f32], row_len: usize) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// Runs `f`, which is expected to panic, and returns its message.
-fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(f);
-    std::panic::set_hook(previous);
-    let payload = result.expect_err("expected a panic");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
 }
 
 /// Everything the chapter's page shows, in order: `cargo run -p chapter04 --example tour`

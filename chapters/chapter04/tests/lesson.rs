@@ -10,20 +10,11 @@ use chapter04::{
 };
 use engine::Tensor;
 use engine::gradcheck::gradcheck;
+use lesson::assert_close;
 
 /// `e / (1 + e)` and `1 / (1 + e)`: the softmax of scores 1 and 2.
 const LOW: f32 = 0.268_941_43;
 const HIGH: f32 = 0.731_058_6;
-
-fn assert_close(actual: &[f32], expected: &[f32], tol: f32) {
-    assert_eq!(actual.len(), expected.len(), "{actual:?} vs {expected:?}");
-    for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
-        assert!(
-            (a - e).abs() <= tol,
-            "entry {i}: {a} vs {e}\n{actual:?}\n{expected:?}"
-        );
-    }
-}
 
 #[test]
 fn sequence_keep_marks_the_positions_below_each_length_and_clamps_long_ones() {

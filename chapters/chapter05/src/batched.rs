@@ -4,7 +4,7 @@ use attention::{Fill, Mask, masked_softmax};
 use engine::Tensor;
 use engine::nn::{Linear, StateDict};
 
-use crate::trace::Trace;
+use lesson::Trace;
 
 /// d2l's additive attention, step by step: the same computation as
 /// [`attention::AdditiveAttention`] (without dropout), with the shape of every intermediate

@@ -5,7 +5,7 @@ use attention::{Fill, Mask, masked_softmax};
 use engine::Tensor;
 use engine::nn::{Linear, StateDict};
 
-use crate::trace::Trace;
+use lesson::Trace;
 
 /// Bahdanau attention for one query per example, step by step: the same computation as
 /// [`attention::BahdanauAttention`], with the shape of every intermediate tensor recorded.

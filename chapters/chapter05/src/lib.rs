@@ -14,7 +14,7 @@
 //!    weights; [`plots`] draws them.
 //! 5. [`pairs_bytes`], [`measure_forward`] and [`refused_forward`]: the memory of the
 //!    `[B, Q, K, h]` tensor, by formula and measured.
-//! 6. [`error_message`]: the messages of the size mistakes the page shows.
+//! 6. [`panic_message`]: the messages of the size mistakes the page shows.
 //! 7. [`tour`]: everything the page prints (`cargo run -p chapter05 --example tour`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run; with
@@ -25,16 +25,15 @@ mod decoder;
 mod init;
 mod memory;
 pub mod plots;
-mod trace;
 mod training;
 
 pub use batched::AdditiveByHand;
 pub use decoder::BahdanauByHand;
 pub use init::{Init, WeightStats, initialise, weight_stats};
+pub use lesson::{Step, Trace, panic_message};
 pub use memory::{
     ForwardMemory, MEMORY_SIZES, measure_forward, memory_row, pairs_bytes, refused_forward,
 };
-pub use trace::{Step, Trace};
 pub use training::{
     EVAL_EVERY, HIDDENS, KEY_SIZE, KEYS, QUERIES, STEPS, ToyBatch, ToyRun, ToyScore, toy_loss,
     toy_model, toy_run, toy_score,
@@ -53,28 +52,6 @@ pub mod exercises;
 #[cfg(feature = "exercises")]
 #[path = "exercises.rs"]
 pub mod exercises;
-
-// ANCHOR: error_message
-/// Runs `f`, which is expected to panic, and returns its message (the engine and the
-/// attention modules panic on a size mistake, naming the module, the argument and the
-/// shapes).
-///
-/// # Panics
-/// When `f` does not panic.
-pub fn error_message(f: impl FnOnce()) -> String {
-    // Silence the default report: the message is returned, not printed twice.
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    std::panic::set_hook(previous);
-    let payload = result.expect_err("expected a panic");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
-// ANCHOR_END: error_message
 
 /// The largest absolute difference between two tensors of one shape.
 pub fn max_abs_diff(a: &Tensor, b: &Tensor) -> f32 {
@@ -337,20 +314,20 @@ pub fn tour() -> String {
     let (library, [queries, keys, values, lens]) = batched_example();
     let mask = Mask::valid_lens(&lens);
     // Keys of 5 features for a module built with key_size = 6.
-    line(error_message(|| {
+    line(panic_message(|| {
         library.forward(&queries, &Tensor::randn([2, 4, 5]), &values, &mask);
     }));
     // 5 values for 4 keys.
-    line(error_message(|| {
+    line(panic_message(|| {
         library.forward(&queries, &keys, &Tensor::randn([2, 5, 7]), &mask);
     }));
     // Adding queries to keys without projecting them first.
-    line(error_message(|| {
+    line(panic_message(|| {
         let _ = queries.unsqueeze(2) + keys.unsqueeze(1);
     }));
     // A d2l-shaped query, [B, 1, q_size], handed to the one-query-per-step form.
     let (decoder, [query, keys, _]) = decoder_example();
-    line(error_message(|| {
+    line(panic_message(|| {
         decoder.forward(&query.unsqueeze(1), &keys, &keys, &Mask::none());
     }));
     // ANCHOR_END: tour_mistakes

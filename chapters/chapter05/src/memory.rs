@@ -113,7 +113,7 @@ pub fn refused_forward(b: usize, q: usize, k: usize, h: usize, budget: usize) ->
         let queries = Tensor::randn([b, q, FEATURES]);
         let keys = Tensor::randn([b, k, FEATURES]);
         memory::set_budget(Some(budget));
-        let message = crate::error_message(|| {
+        let message = crate::panic_message(|| {
             engine::no_grad(|| attention.forward(&queries, &keys, &keys, &Mask::none()));
         });
         memory::set_budget(None);

@@ -5,20 +5,7 @@ use chapter05::exercises::{
     additive_scores, chunked_additive_scores, distance_scores, general_scores,
 };
 use engine::{Tensor, memory};
-
-fn assert_close(found: &[f32], expected: &[f32]) {
-    assert_eq!(
-        found.len(),
-        expected.len(),
-        "{found:?} against {expected:?}"
-    );
-    for (f, e) in found.iter().zip(expected) {
-        assert!(
-            (f - e).abs() < 1e-5,
-            "found {found:?}, expected {expected:?}"
-        );
-    }
-}
+use lesson::assert_close;
 
 #[test]
 fn additive_scores_take_queries_and_keys_of_different_sizes() {
@@ -39,6 +26,7 @@ fn additive_scores_take_queries_and_keys_of_different_sizes() {
             t(-1.0 + 1.0) - 2.0 * t(-0.5 + 0.0),
             t(-1.0 + 0.0) - 2.0 * t(-0.5 + 2.0),
         ],
+        1e-5,
     );
     // Sizes all different: B = 2, Q = 3, K = 4, dq = 5, dk = 6, h = 7.
     let s = additive_scores(
@@ -60,7 +48,7 @@ fn general_scores_are_q_transpose_w_k() {
     let w = Tensor::from_vec(vec![1.0, 2.0, 0.0, 0.0, 1.0, -1.0], [2, 3]);
     let s = general_scores(&queries, &keys, &w);
     assert_eq!(s.shape(), &[1, 2, 3]);
-    assert_close(&s.to_vec(), &[1.0, 2.0, 3.0, 0.0, 2.0, 0.0]);
+    assert_close(&s.to_vec(), &[1.0, 2.0, 3.0, 0.0, 2.0, 0.0], 1e-5);
 }
 
 #[test]
@@ -69,13 +57,14 @@ fn distance_scores_are_minus_squared_distances() {
     let keys = Tensor::from_vec(vec![0.0, 0.0, 3.0, 4.0, 1.0, 1.0], [1, 3, 2]);
     let s = distance_scores(&queries, &keys);
     assert_eq!(s.shape(), &[1, 2, 3]);
-    assert_close(&s.to_vec(), &[0.0, -25.0, -2.0, -5.0, -8.0, -1.0]);
+    assert_close(&s.to_vec(), &[0.0, -25.0, -2.0, -5.0, -8.0, -1.0], 1e-5);
     // Two batch elements are scored separately.
     let queries = Tensor::from_vec(vec![1.0, 5.0], [2, 1, 1]);
     let keys = Tensor::from_vec(vec![0.0, 2.0, 4.0, 7.0], [2, 2, 1]);
     assert_close(
         &distance_scores(&queries, &keys).to_vec(),
         &[-1.0, -1.0, -1.0, -4.0],
+        1e-5,
     );
 }
 
@@ -92,6 +81,7 @@ fn chunked_scores_agree_with_the_formula_and_hold_one_chunk_at_a_time() {
     assert_close(
         &s.to_vec(),
         &[t(0.5), t(-0.5), t(1.5), t(0.5), t(-0.5), t(-1.5)],
+        1e-5,
     );
 
     // Memory: Q = 32, K = 16, h = 32. One whole [1, 32, 16, 32] pairs tensor is 64 KiB;
@@ -116,5 +106,5 @@ fn chunked_scores_agree_with_the_formula_and_hold_one_chunk_at_a_time() {
     );
     // The chunks are in order: query 31 is scored against key 15 as on its own.
     let last = chunked_additive_scores(&queries.narrow(1, 31, 1), &keys, &w_q, &w_k, &w_v, 1);
-    assert_close(&s.narrow(1, 31, 1).to_vec(), &last.to_vec());
+    assert_close(&s.narrow(1, 31, 1).to_vec(), &last.to_vec(), 1e-5);
 }

@@ -5,8 +5,8 @@
 use attention::prelude::*;
 use chapter05::{
     AdditiveByHand, BahdanauByHand, Init, KEYS, QUERIES, ToyBatch, Trace, batched_example,
-    decoder_example, error_message, init_study, initialise, max_abs_diff, measure_forward,
-    pairs_bytes, refused_forward, table, toy_run, weight_stats,
+    decoder_example, init_study, initialise, max_abs_diff, measure_forward, pairs_bytes,
+    panic_message, refused_forward, table, toy_run, weight_stats,
 };
 use engine::gradcheck::gradcheck;
 
@@ -422,26 +422,26 @@ fn the_realistic_size_needs_sixteen_gib_and_the_budget_refuses_it_clearly() {
 fn size_mistakes_name_the_module_the_argument_and_the_sizes() {
     let (library, [queries, keys, values, lens]) = batched_example();
     let mask = Mask::valid_lens(&lens);
-    let m = error_message(|| {
+    let m = panic_message(|| {
         library.forward(&queries, &Tensor::zeros([2, 4, 5]), &values, &mask);
     });
     assert_eq!(
         m,
         "AdditiveAttention: keys [2, 4, 5] has 5 at dimension 2 but key_size is 6"
     );
-    let m = error_message(|| {
+    let m = panic_message(|| {
         library.forward(&queries, &keys, &Tensor::zeros([2, 5, 7]), &mask);
     });
     assert!(m.ends_with("found 4 keys and 5 values"), "{m}");
     // One query per example, [B, q_size], is refused by the batched form.
-    let m = error_message(|| {
+    let m = panic_message(|| {
         library.forward(&queries.narrow(1, 0, 1).squeeze(1), &keys, &values, &mask);
     });
     assert!(
         m.contains("queries must have shape [B, Q, query_size], found [2, 5]"),
         "{m}"
     );
-    let m = error_message(|| {
+    let m = panic_message(|| {
         let _ = queries.unsqueeze(2) + keys.unsqueeze(1);
     });
     assert!(
@@ -449,7 +449,7 @@ fn size_mistakes_name_the_module_the_argument_and_the_sizes() {
         "{m}"
     );
     let (decoder, [query, keys, _]) = decoder_example();
-    let m = error_message(|| {
+    let m = panic_message(|| {
         decoder.forward(&query.unsqueeze(1), &keys, &keys, &Mask::none());
     });
     assert!(

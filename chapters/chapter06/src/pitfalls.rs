@@ -39,18 +39,6 @@ pub fn largest_difference(a: &Tensor, b: &Tensor) -> f32 {
     (a - b).to_vec().iter().fold(0.0f32, |m, v| m.max(v.abs()))
 }
 
-/// Runs `f`, which is expected to panic, and returns its message (the engine's shape
-/// errors name the op, the shapes and a hint). Panics itself when `f` does not panic.
-pub fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
-    // Silence the default report: the message is returned, not printed twice.
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(f);
-    std::panic::set_hook(previous);
-    let payload = result.expect_err("expected a panic");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
+/// Runs a closure that is expected to panic and returns its message (shared by the
+/// chapters, in the `lesson` crate).
+pub use lesson::panic_message;

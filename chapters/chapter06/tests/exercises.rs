@@ -6,17 +6,7 @@ use chapter06::exercises::{
     uniform_score_variance,
 };
 use engine::Tensor;
-
-fn assert_close(actual: &[f32], expected: &[f32], tol: f32) {
-    assert_eq!(
-        actual.len(),
-        expected.len(),
-        "{actual:?} against {expected:?}"
-    );
-    for (a, e) in actual.iter().zip(expected) {
-        assert!((a - e).abs() <= tol, "{actual:?} against {expected:?}");
-    }
-}
+use lesson::assert_close;
 
 #[test]
 fn temperature_sharpens_below_one_and_flattens_above() {

@@ -2,6 +2,7 @@
 //! library, the √d study's measurements, dropout on the weights, the side-by-side costs,
 //! and the pitfalls each caught by a test.
 
+use lesson::assert_close;
 use std::sync::OnceLock;
 
 use attention::prelude::*;
@@ -12,17 +13,6 @@ use engine::gradcheck::gradcheck;
 fn study() -> &'static [ScaleRow] {
     static ROWS: OnceLock<Vec<ScaleRow>> = OnceLock::new();
     ROWS.get_or_init(scaling_study)
-}
-
-fn assert_close(actual: &[f32], expected: &[f32], tol: f32) {
-    assert_eq!(
-        actual.len(),
-        expected.len(),
-        "{actual:?} against {expected:?}"
-    );
-    for (a, e) in actual.iter().zip(expected) {
-        assert!((a - e).abs() <= tol, "{actual:?} against {expected:?}");
-    }
 }
 
 /// Queries `[2, 3, 8]`, keys `[2, 4, 8]`, values `[2, 4, 5]` and valid lengths [4, 2].

@@ -5,7 +5,7 @@
 use attention::prelude::*;
 
 use crate::heads::{LensOrder, MultiHeadByHand};
-use crate::trace::Trace;
+use lesson::Trace;
 
 /// The words the example knows.
 pub const WORDS: [&str; 5] = ["the", "cat", "sat", "on", "mat"];

@@ -6,7 +6,7 @@ use attention::{Fill, Mask, masked_softmax, scaled_dot_product_attention};
 use engine::Tensor;
 use engine::nn::{Linear, StateDict};
 
-use crate::trace::Trace;
+use lesson::Trace;
 
 // ANCHOR: split_heads
 /// `[B, T, H·d] → [B·H, T, d]`: the features of every token are cut into `num_heads`

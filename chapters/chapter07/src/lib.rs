@@ -28,7 +28,6 @@ use attention::prelude::*;
 pub mod designed;
 pub mod heads;
 pub mod side_by_side;
-pub mod trace;
 
 pub use designed::{
     DESIGNED_HEADS, HEAD_ROLES, HEAD_SIZE, MATCH_SCORE, PAD, POSITIONS, SENTENCE, SHORT_SENTENCE,
@@ -39,11 +38,11 @@ pub use heads::{
     Attended, LensOrder, MultiHeadByHand, Reshaper, merge_heads, merge_without_permute,
     split_heads, split_without_permute,
 };
+pub use lesson::{Step, Trace, panic_message};
 pub use side_by_side::{
     BothForms, HeadCountRow, SideBySide, Sizes, additive_parameter_formula, head_count_study,
     largest_difference, scaled_parameter_formula,
 };
-pub use trace::{Step, Trace};
 
 /// The exercises of this chapter: the reference solutions, or with `--features exercises`
 /// the learner's file `src/exercises.rs`.
@@ -104,24 +103,6 @@ pub fn example() -> (Example, MultiHeadAttention) {
     (inputs, mha)
 }
 // ANCHOR_END: example
-
-/// Runs `f`, which is expected to panic, and returns its message (the default report is
-/// silenced while it runs).
-///
-/// # Panics
-/// When `f` does not panic.
-pub fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(f);
-    std::panic::set_hook(previous);
-    let payload = result.expect_err("expected a panic");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
 
 /// The word with the largest of the five word features `features[0..5]` of a head's slice
 /// of the designed module's output, and that feature.

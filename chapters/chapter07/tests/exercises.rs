@@ -3,17 +3,7 @@
 
 use attention::prelude::*;
 use chapter07::exercises::{key_padding_for_heads, per_head_weights, prune_head, sum_of_heads};
-
-fn assert_close(actual: &[f32], expected: &[f32], tol: f32) {
-    assert_eq!(
-        actual.len(),
-        expected.len(),
-        "{actual:?} against {expected:?}"
-    );
-    for (a, e) in actual.iter().zip(expected) {
-        assert!((a - e).abs() <= tol, "{actual:?} against {expected:?}");
-    }
-}
+use lesson::assert_close;
 
 /// A module of 2 heads of d = 2 (num_hiddens 4, every size 4) with W_q = W_k = W_v = I
 /// and a chosen W_o, and one query against two keys:

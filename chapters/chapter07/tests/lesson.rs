@@ -6,17 +6,7 @@
 use attention::prelude::*;
 use chapter07::*;
 use engine::gradcheck::gradcheck;
-
-fn assert_close(actual: &[f32], expected: &[f32], tol: f32) {
-    assert_eq!(
-        actual.len(),
-        expected.len(),
-        "{actual:?} against {expected:?}"
-    );
-    for (a, e) in actual.iter().zip(expected) {
-        assert!((a - e).abs() <= tol, "{actual:?} against {expected:?}");
-    }
-}
+use lesson::assert_close;
 
 /// The running example through the step-by-step module, lengths in the given order.
 fn by_hand(order: LensOrder, lens: &Tensor) -> (Attended, Trace) {

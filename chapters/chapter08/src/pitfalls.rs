@@ -63,18 +63,6 @@ pub fn decode_past_the_capacity(
 }
 // ANCHOR_END: growth
 
-/// Runs `f`, which is expected to panic, and returns its message. Panics itself when `f`
-/// does not panic.
-pub fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
-    // Silence the default report: the message is returned, not printed twice.
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(f);
-    std::panic::set_hook(previous);
-    let payload = result.expect_err("expected a panic");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
+/// Runs a closure that is expected to panic and returns its message (shared by the
+/// chapters, in the `lesson` crate).
+pub use lesson::panic_message;

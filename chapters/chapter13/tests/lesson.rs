@@ -9,6 +9,7 @@ use chapter13::{
     rounding_bound, seeded, simd, threaded,
 };
 use engine::Tensor;
+use lesson::panic_message;
 
 /// Sizes `(m, k, n)` that are not multiples of any tile (1, 3, 17, 33, 65), non-square
 /// ones, empty ones, and a long sum that spans several blocks of `k`.
@@ -257,16 +258,6 @@ fn flops_counts_every_multiplication_and_every_addition() {
         }
         assert_eq!(flops(m, k, n), operations, "[{m}, {k}] · [{k}, {n}]");
     }
-}
-
-fn panic_message(f: impl FnOnce()) -> String {
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    let payload = result.expect_err("expected a panic");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
 }
 
 #[test]

@@ -15,12 +15,11 @@ pub struct Step {
     pub layout: &'static str,
 }
 
-/// The shapes of a computation, one [`Step`] per intermediate tensor: the step-by-step
-/// multi-head attention of this chapter records into one, the tour prints it, and the tests
-/// read it back.
+/// The shapes of a computation, one [`Step`] per intermediate tensor: a chapter's
+/// step-by-step module records into one, its tour prints it, and its tests read it back.
 ///
 /// ```
-/// use chapter07::Trace;
+/// use lesson::Trace;
 /// use engine::Tensor;
 ///
 /// let mut trace = Trace::default();

@@ -1,0 +1,11 @@
+//! What several chapter crates share, kept in one place: a [`Trace`] of the shapes of a
+//! computation, [`panic_message`] to show what a mistake reports, and [`assert_close`] for
+//! tests that compare with hand-derived numbers.
+
+mod close;
+mod panic;
+mod trace;
+
+pub use close::assert_close;
+pub use panic::panic_message;
+pub use trace::{Step, Trace};
