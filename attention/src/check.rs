@@ -42,7 +42,7 @@ pub(crate) fn heads_divide(module: &str, size_name: &str, size: usize, heads: us
     positive(module, size_name, size);
     positive(module, "num_heads", heads);
     assert!(
-        size % heads == 0,
+        size.is_multiple_of(heads),
         "{module}: {size_name} ({size}) is not divisible by num_heads ({heads}); each head gets {size_name} / num_heads features"
     );
 }

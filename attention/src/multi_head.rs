@@ -180,7 +180,7 @@ impl MultiHeadAttention {
     pub fn transpose_qkv(&self, x: &Tensor) -> Tensor {
         let h = self.num_heads;
         assert!(
-            x.rank() == 3 && x.shape()[2] % h == 0,
+            x.rank() == 3 && x.shape()[2].is_multiple_of(h),
             "MultiHeadAttention::transpose_qkv: x must be [B, T, num_hiddens] with num_hiddens divisible by num_heads ({h}), found {:?}",
             x.shape()
         );
@@ -195,7 +195,7 @@ impl MultiHeadAttention {
     pub fn transpose_output(&self, x: &Tensor) -> Tensor {
         let h = self.num_heads;
         assert!(
-            x.rank() == 3 && x.shape()[0] % h == 0,
+            x.rank() == 3 && x.shape()[0].is_multiple_of(h),
             "MultiHeadAttention::transpose_output: x must be [B·num_heads, T, d] with num_heads = {h}, found {:?}",
             x.shape()
         );

@@ -55,10 +55,10 @@ impl Drop for Node {
         let Some(op) = self.op.take() else { return };
         let mut pending = op.into_inputs();
         while let Some(tensor) = pending.pop() {
-            if let Ok(mut node) = Arc::try_unwrap(tensor.0) {
-                if let Some(op) = node.op.take() {
-                    pending.extend(op.into_inputs());
-                }
+            if let Ok(mut node) = Arc::try_unwrap(tensor.0)
+                && let Some(op) = node.op.take()
+            {
+                pending.extend(op.into_inputs());
             }
         }
     }

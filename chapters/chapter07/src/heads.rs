@@ -18,7 +18,7 @@ use lesson::Trace;
 #[track_caller]
 pub fn split_heads(x: &Tensor, num_heads: usize) -> Tensor {
     assert!(
-        x.rank() == 3 && num_heads > 0 && x.size(2) % num_heads == 0,
+        x.rank() == 3 && num_heads > 0 && x.size(2).is_multiple_of(num_heads),
         "split_heads: x must be [B, T, H·d] with H = {num_heads} dividing the features, found {:?}",
         x.shape()
     );
@@ -38,7 +38,7 @@ pub fn split_heads(x: &Tensor, num_heads: usize) -> Tensor {
 #[track_caller]
 pub fn merge_heads(x: &Tensor, num_heads: usize) -> Tensor {
     assert!(
-        x.rank() == 3 && num_heads > 0 && x.size(0) % num_heads == 0,
+        x.rank() == 3 && num_heads > 0 && x.size(0).is_multiple_of(num_heads),
         "merge_heads: x must be [B·H, T, d] with H = {num_heads} dividing its first dimension, found {:?}",
         x.shape()
     );

@@ -41,7 +41,7 @@ const TENS: [&str; 10] = [
 fn below_hundred(n: u32) -> String {
     match n {
         0..20 => ONES[n as usize].to_string(),
-        _ if n % 10 == 0 => TENS[(n / 10) as usize].to_string(),
+        _ if n.is_multiple_of(10) => TENS[(n / 10) as usize].to_string(),
         _ => format!("{}-{}", TENS[(n / 10) as usize], ONES[(n % 10) as usize]),
     }
 }

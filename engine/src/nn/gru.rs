@@ -81,7 +81,7 @@ impl GruCell {
         let op = "GruCell::from_weights";
         check::rank(op, "weight_ih ([3 * hidden, input])", weight_ih.shape(), 2);
         let rows = weight_ih.shape()[0];
-        check::ensure(rows % 3 == 0 && rows > 0, op, || {
+        check::ensure(rows.is_multiple_of(3) && rows > 0, op, || {
             format!(
                 "weight_ih must have 3 * hidden_size rows (gates r, z, n), found shape {:?}",
                 weight_ih.shape()

@@ -37,7 +37,7 @@ impl Tensor {
                 .map(|(_, &k)| k)
                 .collect();
             let known = check::numel("reshape", &known);
-            check::ensure(known > 0 && n % known == 0, "reshape", || {
+            check::ensure(known > 0 && n.is_multiple_of(known), "reshape", || {
                 format!(
                     "cannot reshape {:?} ({n} elements) into {spec:?}: {n} is not a multiple of {known}",
                     self.shape()
