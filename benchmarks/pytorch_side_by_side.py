@@ -57,7 +57,7 @@ ROOT = HERE.parent
 RESULTS = HERE / "results.json"
 
 # Threads. PyTorch is limited with torch.set_num_threads(N) below (N = --threads, default 1);
-# the engine's matrix products (matrixmultiply) read MATMUL_NUM_THREADS and its element-wise
+# the engine's matrix products read MATMUL_NUM_THREADS and its element-wise
 # kernels ENGINE_NUM_THREADS, both set to N for its process.
 ENGINE_THREAD_VARIABLES = ["MATMUL_NUM_THREADS", "ENGINE_NUM_THREADS"]
 ENGINE_THREAD_ENV = {v: "1" for v in ENGINE_THREAD_VARIABLES}

@@ -37,8 +37,8 @@
 //! - [`Tensor`] (`tensor.rs`): the handle, creation, read-back, gradients.
 //! - `ops/`: the public ops, one file per family (`arithmetic.rs`, `reduce.rs`, …).
 //! - `op.rs`: the list of differentiable ops; `backprop.rs`: `backward` and every derivative.
-//! - `cpu/`: the kernels, plain loops over slices (matrix products go through the
-//!   `matrixmultiply` crate; `cpu/matmul.rs` says why and keeps the plain loop beside it).
+//! - `cpu/`: the kernels, plain loops over slices (matrix products go through a blocked
+//!   SIMD kernel, `cpu/gemm/`; `cpu/matmul.rs` says which and keeps the plain loop beside it).
 //! - `check.rs`: shape checks and their messages.
 //! - [`nn`], [`optim`], [`gradcheck`]: layers, optimizers, the finite-difference checker.
 //!
@@ -61,8 +61,8 @@
 //! Design choices a reader should know:
 //! - Every tensor is stored contiguously in row-major order. `transpose` and `permute` copy;
 //!   `reshape` and `detach` share the buffer. Kernels are plain loops over slices; the two
-//!   places that go further (broadcasting a row at a time, and matrix products through
-//!   `matrixmultiply`) are described in `cpu/mod.rs`, as is the one fused op,
+//!   places that go further (broadcasting a row at a time, and blocked matrix products)
+//!   are described in `cpu/mod.rs`, as is the one fused op,
 //!   `additive_scores`.
 //! - There is one element type, `f32`. Indices (token ids, class targets) are `f32` tensors
 //!   of whole numbers, checked before use; masks are `f32` tensors of 0s and 1s.

@@ -7,8 +7,8 @@
 //!
 //! The count is, in order: the last [`set_num_threads`], else the environment variable
 //! `ENGINE_NUM_THREADS` (read once), else the number of CPUs the process may use. Matrix
-//! products are threaded separately, by the `matrixmultiply` crate, which reads
-//! `MATMUL_NUM_THREADS` once per process.
+//! products are threaded separately: on up to `MATMUL_NUM_THREADS` threads (read once per
+//! process), else one per physical core.
 //!
 //! ```
 //! engine::threads::set_num_threads(1); // everything element-wise on the calling thread

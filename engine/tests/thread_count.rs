@@ -7,13 +7,18 @@ use std::process::Command;
 use engine::Tensor;
 use engine::random::rng_from_seed;
 
-/// The products whose bits are compared: large enough to be split between threads.
+/// The products whose bits are compared: large enough to be split between three threads,
+/// in every layout the kernels read (`a · b`, `a · wᵀ`, and in the backward pass `aᵀ · g`).
 fn products() -> Vec<f32> {
-    let a = Tensor::normal_with([3, 200, 150], 0.0, 1.0, &mut rng_from_seed(1));
-    let b = Tensor::normal_with([150, 170], 0.0, 1.0, &mut rng_from_seed(2));
-    let w = Tensor::normal_with([90, 150], 0.0, 1.0, &mut rng_from_seed(3));
-    let mut all = a.matmul(&b).to_vec();
+    let a = Tensor::normal_with([2, 400, 300], 0.0, 1.0, &mut rng_from_seed(1)).requires_grad_();
+    let b = Tensor::normal_with([300, 170], 0.0, 1.0, &mut rng_from_seed(2)).requires_grad_();
+    let w = Tensor::normal_with([90, 300], 0.0, 1.0, &mut rng_from_seed(3));
+    let ab = a.matmul(&b);
+    let mut all = ab.to_vec();
     all.extend(a.matmul_t(&w).to_vec());
+    ab.sum().backward();
+    all.extend(b.grad().expect("b takes part").to_vec());
+    all.extend(a.grad().expect("a takes part").to_vec());
     all
 }
 
@@ -41,7 +46,10 @@ fn products_have_the_same_bits_on_one_two_and_three_threads() {
             .unwrap_or_else(|| panic!("no BITS line with {threads} threads:\n{text}"))
     };
     let one = run("1");
-    assert_eq!(one.split(',').count(), 3 * 200 * 170 + 3 * 200 * 90);
+    assert_eq!(
+        one.split(',').count(),
+        2 * 400 * 170 + 2 * 400 * 90 + 300 * 170 + 2 * 400 * 300
+    );
     for threads in ["2", "3"] {
         assert!(
             run(threads) == one,

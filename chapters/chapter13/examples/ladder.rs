@@ -127,8 +127,8 @@ fn main() {
     if sizes.is_empty() {
         sizes = vec![256, 512, 1024];
     }
-    // The engine's matrixmultiply runs on every physical core unless MATMUL_NUM_THREADS
-    // says otherwise; rung 4, which it is compared with, runs on one.
+    // The engine's products run on every physical core unless MATMUL_NUM_THREADS says
+    // otherwise; rung 4, which it is compared with, runs on one.
     if std::env::var_os("MATMUL_NUM_THREADS").is_none() {
         // SAFETY: no other thread exists yet, so none can read the environment meanwhile.
         unsafe { std::env::set_var("MATMUL_NUM_THREADS", "1") };

@@ -19,7 +19,8 @@ pub enum Rung {
     Simd,
     /// [`threaded`](crate::threaded): rung 4 on several threads.
     Threads,
-    /// [`engine::Tensor::matmul`]: the `matrixmultiply` crate's `sgemm`.
+    /// [`engine::Tensor::matmul`]: the engine's own blocked kernel on CPUs with AVX-512,
+    /// the `matrixmultiply` crate's elsewhere.
     Engine,
 }
 
@@ -83,7 +84,7 @@ impl Rung {
             Rung::Blocked => "3 cache blocking",
             Rung::Simd => "4 SIMD micro-kernel",
             Rung::Threads => "5 threads",
-            Rung::Engine => "engine (matrixmultiply)",
+            Rung::Engine => "engine (Tensor::matmul)",
         }
     }
 }

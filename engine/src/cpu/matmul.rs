@@ -3,12 +3,12 @@
 //! Two kernels compute the same thing:
 //! - [`matmul_reference`]: the plain triple loop, in the cache-friendly `i → p → j` order.
 //!   It is the definition a reader can check by eye, and the tests hold the fast path to it.
-//! - the fast path, used by every op: `matrixmultiply::sgemm`, a well-kept pure-Rust
-//!   kernel (the one `ndarray` uses) that blocks the matrices for the caches, keeps a tile of
-//!   the result in SIMD registers, and picks the widest SIMD the CPU has (AVX-512, AVX2 with
-//!   FMA, SSE2 or NEON) at run time. A from-scratch
-//!   version of each of those steps is the subject of a later chapter; the engine uses the
-//!   crate so that the lessons' examples run at a useful speed.
+//! - the fast path, used by every op: `gemm::sgemm` (`cpu/gemm/`), which blocks the
+//!   matrices for the caches and keeps a tile of the result in SIMD registers. On CPUs with
+//!   AVX-512 it is the engine's own kernel (a 12 × 32 tile, threads from a pool that stays
+//!   awake between products); elsewhere it is the `matrixmultiply` crate's, with kernels for
+//!   AVX2 with FMA, SSE2 and NEON chosen at run time. Chapter 13 builds each of those steps
+//!   from scratch, one at a time.
 //!
 //! The two differ only in the order in which products are summed, so results agree to
 //! float rounding (the tests compare them at 1e-5 relative).
@@ -19,13 +19,14 @@
 //! `matmul_reference` does for `a · b`, and as dot products of rows for `a · bᵀ`. Which
 //! kernel runs depends only on the shapes, so a computation gives the same bits every time.
 //!
-//! Threads: `sgemm` runs each product on `MATMUL_NUM_THREADS` threads (1 to 4, read once
-//! per process; when it is not set, one per physical core, `matrixmultiply`'s rule). The
-//! threads split the result into blocks, and every element is still summed by one thread in
-//! the same order, so the numbers do not depend on the thread count (a test runs the same
-//! products with 1, 2 and 3 threads in separate processes and compares the bits).
+//! Threads: `sgemm` runs a large product on up to `MATMUL_NUM_THREADS` threads (read once
+//! per process; when it is not set, one per physical core). The threads split the result
+//! into runs of rows, and every element is still summed by one thread in the same order, so
+//! the numbers do not depend on the thread count (a test runs the same products with 1, 2
+//! and 3 threads in separate processes and compares the bits).
 
 use super::StridedOffsets;
+use super::gemm::{self, View};
 use super::lanes::dot;
 use super::strided::broadcast_strides;
 use crate::spare;
@@ -157,41 +158,19 @@ fn matmul_fast(
     if takes_small_kernel(m, lhs) {
         return matmul_small(a, b, rhs, out, (m, k, n));
     }
-    // Row-major strides, in elements: moving one row skips a whole row, one column one value.
-    let stride = |cols: usize| isize::try_from(cols).expect("a row fits in memory");
-    // b[p, j] sits at p·rsb + j·csb: row-major [k, n], or row-major [n, k] read as its
-    // transpose.
-    let (rsb, csb) = match rhs {
-        Rhs::AsIs => (stride(n), 1),
-        Rhs::Transposed => (1, stride(k)),
+    let a = View {
+        data: a,
+        rows: m,
+        cols: k,
+        transposed: lhs == Lhs::Transposed,
     };
-    // a[i, p] sits at i·rsa + p·csa: row-major [m, k], or row-major [k, m] read transposed.
-    let (rsa, csa) = match lhs {
-        Lhs::AsIs => (stride(k), 1),
-        Lhs::Transposed => (1, stride(m)),
+    let b = View {
+        data: b,
+        rows: k,
+        cols: n,
+        transposed: rhs == Rhs::Transposed,
     };
-    // SAFETY: the assertion above guarantees that `a` holds m·k values, `b` k·n and `out`
-    // m·n, laid out row-major with the strides given, so every index sgemm forms from
-    // (m, k, n) and these strides is inside its slice; `out` is borrowed mutably, so it
-    // aliases neither input.
-    unsafe {
-        matrixmultiply::sgemm(
-            m,
-            k,
-            n,
-            1.0,
-            a.as_ptr(),
-            rsa,
-            csa,
-            b.as_ptr(),
-            rsb,
-            csb,
-            0.0,
-            out.as_mut_ptr(),
-            stride(n),
-            1,
-        );
-    }
+    gemm::sgemm(a, b, out);
 }
 
 /// Batched matmul: `a: [..batch_a, m, k]` times `b: [..batch_b, k, n]` (with

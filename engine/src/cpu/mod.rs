@@ -2,8 +2,8 @@
 //!
 //! Three places go beyond the plainest loop, each documented where it is: broadcasting
 //! kernels walk the output a row at a time (`strided.rs`, `BroadcastRows`), matrix
-//! products use `matrixmultiply`'s blocked SIMD kernel (`matmul.rs`), with the plain loop
-//! kept as the definition the tests hold it to, and additive attention's scores are one
+//! products use a blocked SIMD kernel (`matmul.rs`, `gemm/`, and `pool.rs` for its threads),
+//! with the plain loop kept as the definition the tests hold it to, and additive attention's scores are one
 //! fused kernel (`additive.rs`) that never builds the `[B, Q, K, h]` tensor of the
 //! composed form, which the tests hold it to. Three helpers serve them: `lanes.rs`, sums in
 //! a fixed order that vectorises, `parallel.rs`, which splits a large output between
@@ -16,10 +16,13 @@
 pub(crate) mod additive;
 pub(crate) mod elementwise;
 mod exp;
+mod gemm;
 mod lanes;
 pub(crate) mod layout;
 pub(crate) mod matmul;
 pub(crate) mod parallel;
+#[cfg(target_arch = "x86_64")]
+mod pool;
 pub(crate) mod reduce;
 mod strided;
 

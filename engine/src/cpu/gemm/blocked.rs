@@ -1,0 +1,254 @@
+//! The loops around the micro-kernel (see the [parent module](super)), and the split of a
+//! product's rows between threads.
+
+use std::cell::RefCell;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::super::pool::{self, Task};
+use super::{View, kernel, pack};
+
+/// Rows of a tile.
+pub(super) const MR: usize = 12;
+/// Columns of a tile.
+pub(super) const NR: usize = 32;
+/// Steps along `k` per packed block.
+const KC: usize = 256;
+/// Rows per packed block of `a` (a whole number of tiles).
+const MC: usize = 96;
+/// Columns per packed block of `b` (a whole number of tiles).
+const NC: usize = 1024;
+
+/// Rows of `b` packed at once: each thread packs up to `KB × NC` values (8 MiB) of `b`
+/// before it computes its first rows against them.
+const KB: usize = 8 * KC;
+
+/// A product on more than one thread gives each at least this many multiply-adds (about
+/// 30 µs of work on one core): handing work to a thread costs microseconds, and more when
+/// the thread has gone to sleep.
+const MIN_WORK_PER_THREAD: usize = 1 << 21;
+
+/// Pack buffers, one set per thread that works on a product.
+#[derive(Default)]
+struct Workspace {
+    a: Vec<f32>,
+    b: Vec<f32>,
+}
+
+thread_local! {
+    /// The buffers of the products this thread starts, for itself and its helpers, kept
+    /// between products so that packing does not allocate.
+    static WORKSPACES: RefCell<Vec<Workspace>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `out = a · b` with the engine's own kernel on up to `threads` threads (the CPU must
+/// have AVX-512F).
+///
+/// The work goes in stretches of `b` (up to `KB` rows and `NC` columns) and, within one,
+/// in runs of `MC` rows of the result. Threads take runs one at a time until none is left,
+/// so a thread that the system holds back leaves more runs to the others instead of holding
+/// up the product. Each thread packs the stretch of `b` itself, before its first run: the
+/// threads share nothing that one of them writes, so no core waits for a cache line that
+/// another core holds. Stretches follow each other in order of `k`, so every element's sum
+/// is added in the same order whoever computes it.
+pub(super) fn sgemm(a: View, b: View, out: &mut [f32], threads: usize) {
+    let (m, k, n) = (a.rows, a.cols, b.cols);
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        out.fill(0.0); // every entry is an empty sum
+        return;
+    }
+    let runs = m.div_ceil(MC);
+    let threads = threads
+        .min(runs)
+        .min((m * k * n / MIN_WORK_PER_THREAD).max(1));
+    WORKSPACES.with_borrow_mut(|spaces| {
+        if spaces.len() < threads {
+            spaces.resize_with(threads, Workspace::default);
+        }
+        for jc in (0..n).step_by(NC) {
+            for kb in (0..k).step_by(KB) {
+                let stretch = Block {
+                    depth: (kb, KB.min(k - kb)),
+                    columns: (jc, NC.min(n - jc)),
+                    n,
+                };
+                // Each run of rows waits in a slot for the thread that takes it.
+                let slots: Vec<_> = out
+                    .chunks_mut(MC * n)
+                    .enumerate()
+                    .map(|(r, rows)| Mutex::new(Some((r * MC, rows))))
+                    .collect();
+                let next = AtomicUsize::new(0);
+                let (slots, next) = (&slots, &next);
+                let work = move |space: &mut Workspace| {
+                    let mut packed = false;
+                    while let Some(slot) = slots.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        let run = slot.lock().expect("a run's lock is never poisoned").take();
+                        let (i_lo, rows) = run.expect("each run is taken once");
+                        if !packed {
+                            pack_b(b, stretch, &mut space.b);
+                            packed = true;
+                        }
+                        multiply_stretch(a, &space.b, stretch, (i_lo, rows), &mut space.a);
+                    }
+                };
+                if threads == 1 {
+                    work(&mut spaces[0]);
+                } else {
+                    let tasks = spaces[..threads].iter_mut();
+                    pool::run_all(
+                        tasks
+                            .map(|space| Box::new(move || work(space)) as Task)
+                            .collect(),
+                    );
+                }
+            }
+        }
+    });
+}
+
+/// A block of `b`: rows `p0..p0 + kc` (`depth`) and columns `j0..j0 + nc` (`columns`) of
+/// its `n` columns.
+#[derive(Clone, Copy, Debug)]
+struct Block {
+    depth: (usize, usize),
+    columns: (usize, usize),
+    n: usize,
+}
+
+impl Block {
+    /// Panels of `NR` columns across the block.
+    fn panels_across(self) -> usize {
+        self.columns.1.div_ceil(NR)
+    }
+
+    /// The blocks of up to `KC` rows that make up this one, each with the offset of its
+    /// panels in the packed stretch.
+    fn kc_blocks(self) -> impl Iterator<Item = (Block, usize)> {
+        let (p0, depth) = self.depth;
+        (p0..p0 + depth).step_by(KC).map(move |pc| {
+            let block = Block {
+                depth: (pc, KC.min(p0 + depth - pc)),
+                ..self
+            };
+            (block, (pc - p0) * self.panels_across() * NR)
+        })
+    }
+}
+
+/// Packs `stretch` of `b` into `packed`: for each of its blocks of `KC` rows, `⌈nc / NR⌉`
+/// panels of `NR` columns.
+fn pack_b(b: View, stretch: Block, packed: &mut Vec<f32>) {
+    let (jc, nc) = stretch.columns;
+    packed.resize(stretch.depth.1 * stretch.panels_across() * NR, 0.0);
+    for (block, offset) in stretch.kc_blocks() {
+        let kc = block.depth.1;
+        let panels = packed[offset..].chunks_exact_mut(kc * NR);
+        for (q, panel) in panels.take(stretch.panels_across()).enumerate() {
+            let j0 = jc + q * NR;
+            pack::pack_b(b, block.depth, (j0, NR.min(jc + nc - j0)), panel);
+        }
+    }
+}
+
+/// Rows `i_lo..` of `a · b` over `stretch` into `out` (whole rows of the result,
+/// row-major), block by block of `KC` rows. `packed_b` is the stretch packed by [`pack_b`].
+fn multiply_stretch(
+    a: View,
+    packed_b: &[f32],
+    stretch: Block,
+    (i_lo, out): (usize, &mut [f32]),
+    a_space: &mut Vec<f32>,
+) {
+    let panels = stretch.panels_across() * NR;
+    for (block, offset) in stretch.kc_blocks() {
+        let packed = &packed_b[offset..offset + block.depth.1 * panels];
+        multiply_rows(a, packed, block, (i_lo, &mut *out), a_space);
+    }
+}
+
+/// Rows `i_lo..` of `a · b` over `block` into `out` (whole rows of the result, row-major):
+/// stores the block's products when it is the first along `k`, adds them after that.
+/// `packed_b` is the block, packed.
+fn multiply_rows(
+    a: View,
+    packed_b: &[f32],
+    block: Block,
+    (i_lo, out): (usize, &mut [f32]),
+    a_space: &mut Vec<f32>,
+) {
+    let (k, n) = (a.cols, block.n);
+    let ((pc, kc), (jc, _)) = (block.depth, block.columns);
+    let m = out.len() / n;
+    let accumulate = pc > 0;
+    // With one panel across, `a` is read in place: each of its values is used once, so
+    // packing it would cost as much as the use.
+    let a_in_place = block.panels_across() == 1;
+    a_space.resize(MC * KC, 0.0);
+    let mut tile = [0.0; MR * NR];
+    for ic in (0..m).step_by(MC) {
+        let mc = MC.min(m - ic);
+        if !a_in_place {
+            pack::pack_a(a, (i_lo + ic, mc), (pc, kc), a_space);
+        }
+        for (panel, ir) in (0..mc).step_by(MR).enumerate() {
+            let i0 = ic + ir;
+            let mr = MR.min(mc - ir);
+            // In place for a whole panel; a short last panel is packed alone.
+            let read_in_place = a_in_place && mr == MR;
+            // The panel, whether its steps are side by side, and the stride (see `kernel`).
+            let a_src: (&[f32], bool, usize) = if read_in_place && a.transposed {
+                (&a.data[pc * a.rows + i_lo + i0..], true, a.rows)
+            } else if read_in_place {
+                (&a.data[(i_lo + i0) * k + pc..], false, k)
+            } else if a_in_place {
+                pack::pack_a(a, (i_lo + i0, mr), (pc, kc), a_space);
+                (a_space, true, MR)
+            } else {
+                (&a_space[panel * kc * MR..], true, MR)
+            };
+            for (q, b_panel) in packed_b.chunks_exact(kc * NR).enumerate() {
+                let j0 = jc + q * NR;
+                let nr = NR.min(n - j0);
+                if mr == MR && nr == NR {
+                    let c = (&mut out[i0 * n + j0..], n);
+                    micro_tile(kc, a_src, b_panel, c, accumulate);
+                } else {
+                    // A tile across the edge: computed whole, stored in part.
+                    micro_tile(kc, a_src, b_panel, (&mut tile, NR), false);
+                    for r in 0..mr {
+                        let dst = &mut out[(i0 + r) * n + j0..][..nr];
+                        let src = &tile[r * NR..][..nr];
+                        if accumulate {
+                            dst.iter_mut().zip(src).for_each(|(d, s)| *d += s);
+                        } else {
+                            dst.copy_from_slice(src);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One tile by the micro-kernel, `a` given as its panel, whether its steps are side by
+/// side, and its stride.
+fn micro_tile(
+    kc: usize,
+    (a, step_major, stride): (&[f32], bool, usize),
+    b: &[f32],
+    c: (&mut [f32], usize),
+    accumulate: bool,
+) {
+    // SAFETY: only `gemm::sgemm` leads here, after checking that the CPU has AVX-512F.
+    unsafe {
+        if step_major {
+            kernel::tile::<true>(kc, (a, stride), b, c, accumulate)
+        } else {
+            kernel::tile::<false>(kc, (a, stride), b, c, accumulate)
+        }
+    }
+}

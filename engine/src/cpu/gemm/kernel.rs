@@ -1,0 +1,93 @@
+//! The micro-kernel: one `MR × NR` (12 × 32) tile of the result, held in 24 AVX-512
+//! registers while `kc` steps along `k` add one outer product each.
+//!
+//! Each step loads one row of the packed `b` panel (two registers of 16 values) and, for
+//! each of the 12 rows, broadcasts one value of `a` and multiplies-and-adds it into that
+//! row's two accumulators: 24 fused multiply-adds for 14 loads. Keeping that ratio high is
+//! the point of the tile's shape: a CPU can issue two fused multiply-adds per cycle but only
+//! a few loads, and with 16 × 16 tiles (17 loads for 16 multiply-adds) the loads, not the
+//! arithmetic, set the pace. 24 accumulators plus the two rows of `b` and a broadcast value
+//! fit in AVX-512's 32 registers.
+//!
+//! Every entry of the tile is `Σₚ a[r, p] · b[p, c]` summed in order of `p` with one
+//! rounding per step (a fused multiply-add), whatever the tile's position or the thread
+//! that computes it.
+
+use std::arch::x86_64::{
+    __m512, _mm512_add_ps, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_set1_ps, _mm512_setzero_ps,
+    _mm512_storeu_ps,
+};
+
+use super::blocked::{MR, NR};
+
+/// Lanes of an AVX-512 register of `f32`.
+const LANES: usize = 16;
+
+/// `c[r·ldc + j] (=|+=) Σₚ a(r, p) · b[p·NR + j]` for `r < MR`, `j < NR`, `p < kc`: stores
+/// the tile when `accumulate` is false, adds it to what `c` holds when it is true.
+///
+/// `a(r, p)` is `a[p·stride + r]` when `STEP_MAJOR` (the `MR` values of a step side by
+/// side: a packed panel, whose `stride` is `MR`, or a transposed matrix read in place) and
+/// `a[r·stride + p]` when not (a row-major matrix read in place, rows of `stride` values).
+/// `b` is a packed panel of `kc` rows of `NR` values.
+///
+/// Panics when a slice is too short for what the tile reads or writes.
+#[target_feature(enable = "avx512f")]
+pub(super) fn tile<const STEP_MAJOR: bool>(
+    kc: usize,
+    (a, stride): (&[f32], usize),
+    b: &[f32],
+    (c, ldc): (&mut [f32], usize),
+    accumulate: bool,
+) {
+    // Distances in `a` between two rows and between two steps.
+    let (row_step, p_step) = if STEP_MAJOR { (1, stride) } else { (stride, 1) };
+    assert!(
+        kc == 0 || a.len() > (MR - 1) * row_step + (kc - 1) * p_step,
+        "gemm tile: {} values of a for {MR} rows of {kc} steps",
+        a.len()
+    );
+    assert!(
+        b.len() >= kc * NR,
+        "gemm tile: {} values of b for {kc} rows of {NR}",
+        b.len()
+    );
+    assert!(
+        c.len() >= (MR - 1) * ldc + NR,
+        "gemm tile: {} values of c for {MR} rows of {NR} at a stride of {ldc}",
+        c.len()
+    );
+    let mut acc: [[__m512; 2]; MR] = [[_mm512_setzero_ps(); 2]; MR];
+    let (a, b) = (a.as_ptr(), b.as_ptr());
+    for p in 0..kc {
+        // SAFETY: the assertions above: step p reads a at p·p_step + r·row_step ≤
+        // (kc - 1)·p_step + (MR - 1)·row_step < a.len(), and b at p·NR + 0..NR < kc·NR ≤
+        // b.len(). Unaligned loads accept any address.
+        unsafe {
+            let b_row = b.add(p * NR);
+            let b0 = _mm512_loadu_ps(b_row);
+            let b1 = _mm512_loadu_ps(b_row.add(LANES));
+            let a_step = a.add(p * p_step);
+            for (r, row) in acc.iter_mut().enumerate() {
+                let a_rp = _mm512_set1_ps(*a_step.add(r * row_step));
+                row[0] = _mm512_fmadd_ps(a_rp, b0, row[0]);
+                row[1] = _mm512_fmadd_ps(a_rp, b1, row[1]);
+            }
+        }
+    }
+    for (r, row) in acc.iter().enumerate() {
+        let out = &mut c[r * ldc..r * ldc + NR];
+        for (half, &sum) in out.chunks_exact_mut(LANES).zip(row) {
+            let at = half.as_mut_ptr();
+            // SAFETY: `half` is 16 values of `c`, as many as one register holds.
+            unsafe {
+                let value = if accumulate {
+                    _mm512_add_ps(_mm512_loadu_ps(at), sum)
+                } else {
+                    sum
+                };
+                _mm512_storeu_ps(at, value);
+            }
+        }
+    }
+}
