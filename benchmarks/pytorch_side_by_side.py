@@ -62,6 +62,11 @@ RESULTS = HERE / "results.json"
 ENGINE_THREAD_VARIABLES = ["MATMUL_NUM_THREADS", "ENGINE_NUM_THREADS"]
 ENGINE_THREAD_ENV = {v: "1" for v in ENGINE_THREAD_VARIABLES}
 
+# Seconds to wait before each side's round when several threads run: OpenMP's workers
+# (PyTorch's) spin after a parallel region, by default for a few milliseconds, before they
+# sleep.
+PAUSE_S = 0.1
+
 # The cases `--quick` runs: the smallest size of each family and both decoding modes at batch 1.
 QUICK_CASES = [
     "matmul/256",
@@ -140,6 +145,10 @@ def main():
         for r in range(args.rounds):
             # Alternate which side goes first, so neither always runs on a cooler machine.
             for side in (("ours", "torch") if r % 2 == 0 else ("torch", "ours")):
+                # With several threads, PyTorch's OpenMP workers keep spinning for a while
+                # after its last product; a short pause keeps them off the engine's cores.
+                if args.threads > 1:
+                    time.sleep(PAUSE_S)
                 if side == "ours":
                     out = run_json([binary, name, "--runs", str(args.runs), "--warmup", "1"])
                     ours += out["seconds"]

@@ -62,13 +62,16 @@ struct Pool {
 /// the same variable where it computes the products.
 pub(crate) fn product_threads() -> usize {
     static THREADS: OnceLock<usize> = OnceLock::new();
-    *THREADS.get_or_init(|| {
-        std::env::var("MATMUL_NUM_THREADS")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .unwrap_or_else(num_cpus::get_physical)
-            .max(1)
-    })
+    *THREADS.get_or_init(|| threads_from(std::env::var("MATMUL_NUM_THREADS").ok().as_deref()))
+}
+
+/// The thread count that a value of `MATMUL_NUM_THREADS` asks for: a whole number of at
+/// least 1; anything else (or no value) means one per physical core.
+fn threads_from(variable: Option<&str>) -> usize {
+    variable
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n >= 1)
+        .unwrap_or_else(num_cpus::get_physical)
 }
 
 /// Runs every task and returns when all have finished: the first on the calling thread, the
@@ -223,6 +226,39 @@ fn work(pool: &'static Pool, index: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_thread_count_is_what_matmul_num_threads_asks_or_one_per_core() {
+        let cores = num_cpus::get_physical();
+        assert_eq!(threads_from(Some("3")), 3);
+        assert_eq!(threads_from(Some(" 2 ")), 2);
+        for unusable in [None, Some(""), Some("0"), Some("two"), Some("-1")] {
+            assert_eq!(threads_from(unusable), cores, "{unusable:?}");
+        }
+        // This process's count, read once, follows the same rule.
+        let here = std::env::var("MATMUL_NUM_THREADS").ok();
+        assert_eq!(product_threads(), threads_from(here.as_deref()));
+    }
+
+    #[test]
+    fn tasks_run_on_the_workers_when_the_pool_is_free() {
+        // The second task runs on a worker whenever no other caller holds the pool; other
+        // tests may hold it for a while, so try for up to a few seconds.
+        if product_threads() < 2 {
+            return; // one core: no workers, every task runs on the caller
+        }
+        let on_two_threads = (0..1000).any(|_| {
+            std::thread::sleep(Duration::from_millis(3));
+            let threads = Mutex::new(Vec::new());
+            let tasks = (0..2).map(|_| {
+                Box::new(|| threads.lock().unwrap().push(std::thread::current().id())) as Task
+            });
+            run_all(tasks.collect());
+            let threads = threads.into_inner().unwrap();
+            threads[0] != threads[1]
+        });
+        assert!(on_two_threads, "every call ran both tasks on one thread");
+    }
 
     #[test]
     fn every_task_runs_once_and_may_borrow_from_the_caller() {

@@ -13,7 +13,7 @@ pub(super) const MR: usize = 12;
 /// Columns of a tile.
 pub(super) const NR: usize = 32;
 /// Steps along `k` per packed block.
-const KC: usize = 256;
+pub(super) const KC: usize = 256;
 /// Rows per packed block of `a` (a whole number of tiles).
 const MC: usize = 96;
 /// Columns per packed block of `b` (a whole number of tiles).
@@ -170,9 +170,9 @@ fn multiply_stretch(
     }
 }
 
-/// Rows `i_lo..` of `a · b` over `block` into `out` (whole rows of the result, row-major):
-/// stores the block's products when it is the first along `k`, adds them after that.
-/// `packed_b` is the block, packed.
+/// Rows `i_lo..` of `a · b` over `block` into `out` (at most `MC` whole rows of the
+/// result, row-major): stores the block's products when it is the first along `k`, adds
+/// them after that. `packed_b` is the block, packed.
 fn multiply_rows(
     a: View,
     packed_b: &[f32],
@@ -183,50 +183,47 @@ fn multiply_rows(
     let (k, n) = (a.cols, block.n);
     let ((pc, kc), (jc, _)) = (block.depth, block.columns);
     let m = out.len() / n;
+    debug_assert!(m <= MC, "a run has at most MC rows");
     let accumulate = pc > 0;
     // With one panel across, `a` is read in place: each of its values is used once, so
     // packing it would cost as much as the use.
     let a_in_place = block.panels_across() == 1;
     a_space.resize(MC * KC, 0.0);
+    if !a_in_place {
+        pack::pack_a(a, (i_lo, m), (pc, kc), a_space);
+    }
     let mut tile = [0.0; MR * NR];
-    for ic in (0..m).step_by(MC) {
-        let mc = MC.min(m - ic);
-        if !a_in_place {
-            pack::pack_a(a, (i_lo + ic, mc), (pc, kc), a_space);
-        }
-        for (panel, ir) in (0..mc).step_by(MR).enumerate() {
-            let i0 = ic + ir;
-            let mr = MR.min(mc - ir);
-            // In place for a whole panel; a short last panel is packed alone.
-            let read_in_place = a_in_place && mr == MR;
-            // The panel, whether its steps are side by side, and the stride (see `kernel`).
-            let a_src: (&[f32], bool, usize) = if read_in_place && a.transposed {
-                (&a.data[pc * a.rows + i_lo + i0..], true, a.rows)
-            } else if read_in_place {
-                (&a.data[(i_lo + i0) * k + pc..], false, k)
-            } else if a_in_place {
-                pack::pack_a(a, (i_lo + i0, mr), (pc, kc), a_space);
-                (a_space, true, MR)
+    for (panel, i0) in (0..m).step_by(MR).enumerate() {
+        let mr = MR.min(m - i0);
+        // In place for a whole panel; a short last panel is packed alone.
+        let read_in_place = a_in_place && mr == MR;
+        // The panel, whether its steps are side by side, and the stride (see `kernel`).
+        let a_src: (&[f32], bool, usize) = if read_in_place && a.transposed {
+            (&a.data[pc * a.rows + i_lo + i0..], true, a.rows)
+        } else if read_in_place {
+            (&a.data[(i_lo + i0) * k + pc..], false, k)
+        } else if a_in_place {
+            pack::pack_a(a, (i_lo + i0, mr), (pc, kc), a_space);
+            (a_space, true, MR)
+        } else {
+            (&a_space[panel * kc * MR..], true, MR)
+        };
+        for (q, b_panel) in packed_b.chunks_exact(kc * NR).enumerate() {
+            let j0 = jc + q * NR;
+            let nr = NR.min(n - j0);
+            if mr == MR && nr == NR {
+                let c = (&mut out[i0 * n + j0..], n);
+                micro_tile(kc, a_src, b_panel, c, accumulate);
             } else {
-                (&a_space[panel * kc * MR..], true, MR)
-            };
-            for (q, b_panel) in packed_b.chunks_exact(kc * NR).enumerate() {
-                let j0 = jc + q * NR;
-                let nr = NR.min(n - j0);
-                if mr == MR && nr == NR {
-                    let c = (&mut out[i0 * n + j0..], n);
-                    micro_tile(kc, a_src, b_panel, c, accumulate);
-                } else {
-                    // A tile across the edge: computed whole, stored in part.
-                    micro_tile(kc, a_src, b_panel, (&mut tile, NR), false);
-                    for r in 0..mr {
-                        let dst = &mut out[(i0 + r) * n + j0..][..nr];
-                        let src = &tile[r * NR..][..nr];
-                        if accumulate {
-                            dst.iter_mut().zip(src).for_each(|(d, s)| *d += s);
-                        } else {
-                            dst.copy_from_slice(src);
-                        }
+                // A tile across the edge: computed whole, stored in part.
+                micro_tile(kc, a_src, b_panel, (&mut tile, NR), false);
+                for r in 0..mr {
+                    let dst = &mut out[(i0 + r) * n + j0..][..nr];
+                    let src = &tile[r * NR..][..nr];
+                    if accumulate {
+                        dst.iter_mut().zip(src).for_each(|(d, s)| *d += s);
+                    } else {
+                        dst.copy_from_slice(src);
                     }
                 }
             }

@@ -175,8 +175,9 @@ mod tests {
 
     /// Sizes around every block edge: tails of tiles in both directions, one panel across
     /// (a read in place) with and without a short last panel, k past one block of 256, n
-    /// past one block of 1024, m past one block of 96, k past one stretch of 2048, and k = 0.
-    const SIZES: [(usize, usize, usize); 11] = [
+    /// past one block of 1024, m past one block of 96, k past one stretch of 2048, and
+    /// empty products.
+    const SIZES: [(usize, usize, usize); 13] = [
         (1, 1, 1),
         (12, 7, 32),
         (13, 300, 33),
@@ -185,6 +186,8 @@ mod tests {
         (97, 513, 20),
         (9, 3, 1030),
         (13, 2100, 40),
+        (200, 40, 32), // a read in place in three runs of rows
+        (13, 4, 0),
         (100, 50, 100),
         (5, 0, 7),
         (0, 4, 3),
@@ -202,6 +205,67 @@ mod tests {
         // The path of CPUs without AVX-512, tested on any CPU.
         for dims in SIZES {
             check_every_layout(dims, with_matrixmultiply);
+        }
+    }
+
+    /// `a · b` summed exactly as the engine's kernel sums it: each element over `k` in
+    /// blocks of `KC` steps, each block a chain of fused multiply-adds from zero, the blocks
+    /// added to the element in order.
+    #[cfg(target_arch = "x86_64")]
+    fn kernel_order(a: &[f32], b: &[f32], (m, k, n): (usize, usize, usize)) -> Vec<f32> {
+        let mut out = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                let blocks = (0..k).step_by(blocked::KC).map(|p0| {
+                    let steps = p0..k.min(p0 + blocked::KC);
+                    steps.fold(0.0f32, |acc, p| a[i * k + p].mul_add(b[p * n + j], acc))
+                });
+                out[i * n + j] = blocks.reduce(|c, block| c + block).unwrap_or(0.0);
+            }
+        }
+        out
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_engine_kernel_sums_each_element_in_blocks_of_fused_multiply_adds() {
+        if !std::is_x86_feature_detected!("avx512f") {
+            return; // the kernel cannot run here; `sgemm` uses matrixmultiply
+        }
+        // The same bits as `kernel_order`, in every layout, packed and in place, across
+        // block edges in every direction, on one thread and on three.
+        for (m, k, n) in [(13, 600, 40), (200, 520, 32), (30, 300, 70), (100, 7, 1030)] {
+            let (a, b) = (values(m * k, 5), values(k * n, 6));
+            let want = kernel_order(&a, &b, (m, k, n));
+            let (a_t, b_t) = (transpose(&a, m, k), transpose(&b, k, n));
+            for (a_transposed, b_transposed) in
+                [(false, false), (false, true), (true, false), (true, true)]
+            {
+                let a = View {
+                    data: if a_transposed { &a_t } else { &a },
+                    rows: m,
+                    cols: k,
+                    transposed: a_transposed,
+                };
+                let b = View {
+                    data: if b_transposed { &b_t } else { &b },
+                    rows: k,
+                    cols: n,
+                    transposed: b_transposed,
+                };
+                for threads in [1, 3] {
+                    let mut out = vec![f32::NAN; m * n];
+                    blocked::sgemm(a, b, &mut out, threads);
+                    let first_difference = out
+                        .iter()
+                        .zip(&want)
+                        .position(|(x, y)| x.to_bits() != y.to_bits());
+                    assert_eq!(
+                        first_difference, None,
+                        "[{m}, {k}] × [{k}, {n}] (aᵀ {a_transposed}, bᵀ {b_transposed}), {threads} threads"
+                    );
+                }
+            }
         }
     }
 
