@@ -217,20 +217,8 @@ pub(crate) fn matmul(
 
 #[cfg(test)]
 mod tests {
+    use super::super::seeded_values as values;
     use super::*;
-
-    /// Seeded values in [-1, 1) without the engine's generator (a small LCG).
-    fn values(n: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-            })
-            .collect()
-    }
 
     #[test]
     fn the_fast_kernel_agrees_with_the_definition_on_awkward_sizes() {

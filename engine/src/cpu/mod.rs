@@ -27,3 +27,18 @@ pub(crate) mod reduce;
 mod strided;
 
 pub(crate) use strided::{BroadcastRows, StridedOffsets};
+
+/// Seeded values in [-1, 1) without the engine's generator (a small LCG), for the kernels'
+/// tests.
+#[cfg(test)]
+pub(crate) fn seeded_values(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}

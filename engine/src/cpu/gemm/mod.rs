@@ -103,20 +103,8 @@ fn with_matrixmultiply(a: View, b: View, out: &mut [f32]) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::seeded_values as values;
     use super::*;
-
-    /// Seeded values in [-1, 1) (a small LCG).
-    fn values(n: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-            })
-            .collect()
-    }
 
     /// The transpose of row-major `[rows, cols]`, row-major `[cols, rows]`.
     fn transpose(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
@@ -125,49 +113,98 @@ mod tests {
             .collect()
     }
 
-    /// `a · b` in f64 by the definition, for row-major `a` and `b`.
-    fn definition(a: &[f32], b: &[f32], (m, k, n): (usize, usize, usize)) -> Vec<f64> {
-        let mut out = vec![0.0; m * n];
-        for i in 0..m {
-            for p in 0..k {
-                for j in 0..n {
-                    out[i * n + j] += f64::from(a[i * k + p]) * f64::from(b[p * n + j]);
-                }
+    /// Seeded operands of `[m, k] · [k, n]`, each stored both as it is read and transposed.
+    struct Operands {
+        dims: (usize, usize, usize),
+        a: [Vec<f32>; 2],
+        b: [Vec<f32>; 2],
+    }
+
+    impl Operands {
+        fn seeded((m, k, n): (usize, usize, usize), seed: u64) -> Operands {
+            let (a, b) = (values(m * k, seed), values(k * n, seed + 1));
+            let (a_t, b_t) = (transpose(&a, m, k), transpose(&b, k, n));
+            Operands {
+                dims: (m, k, n),
+                a: [a, a_t],
+                b: [b, b_t],
             }
         }
-        out
+
+        /// The four layouts: `a` and `b` each as it is read or transposed, with a label.
+        fn layouts(&self) -> impl Iterator<Item = (View<'_>, View<'_>, String)> {
+            let (m, k, n) = self.dims;
+            [(false, false), (false, true), (true, false), (true, true)]
+                .map(|(a_t, b_t)| {
+                    let a = View {
+                        data: &self.a[usize::from(a_t)],
+                        rows: m,
+                        cols: k,
+                        transposed: a_t,
+                    };
+                    let b = View {
+                        data: &self.b[usize::from(b_t)],
+                        rows: k,
+                        cols: n,
+                        transposed: b_t,
+                    };
+                    (
+                        a,
+                        b,
+                        format!("[{m}, {k}] × [{k}, {n}] (aᵀ {a_t}, bᵀ {b_t})"),
+                    )
+                })
+                .into_iter()
+        }
+
+        /// `a · b` in f64 by the definition.
+        fn definition(&self) -> Vec<f64> {
+            let ((m, k, n), [a, _], [b, _]) = (self.dims, &self.a, &self.b);
+            let mut out = vec![0.0; m * n];
+            for i in 0..m {
+                for p in 0..k {
+                    for j in 0..n {
+                        out[i * n + j] += f64::from(a[i * k + p]) * f64::from(b[p * n + j]);
+                    }
+                }
+            }
+            out
+        }
+
+        /// `a · b` summed exactly as the engine's kernel sums it: each element over `k` in
+        /// blocks of `KC` steps, each block a chain of fused multiply-adds from zero, the
+        /// blocks added to the element in order.
+        #[cfg(target_arch = "x86_64")]
+        fn kernel_order(&self) -> Vec<f32> {
+            let ((m, k, n), [a, _], [b, _]) = (self.dims, &self.a, &self.b);
+            let mut out = vec![0.0; m * n];
+            for i in 0..m {
+                for j in 0..n {
+                    let blocks = (0..k).step_by(blocked::KC).map(|p0| {
+                        let steps = p0..k.min(p0 + blocked::KC);
+                        steps.fold(0.0f32, |acc, p| a[i * k + p].mul_add(b[p * n + j], acc))
+                    });
+                    out[i * n + j] = blocks.reduce(|c, block| c + block).unwrap_or(0.0);
+                }
+            }
+            out
+        }
     }
 
     /// Runs `product` on every layout of both operands (`out` prefilled with NaN, so a
     /// skipped element shows) and checks each against the definition.
     fn check_every_layout(dims: (usize, usize, usize), product: impl Fn(View, View, &mut [f32])) {
-        let (m, k, n) = dims;
-        let (a, b) = (values(m * k, 1), values(k * n, 2));
-        let (a_t, b_t) = (transpose(&a, m, k), transpose(&b, k, n));
-        let want = definition(&a, &b, dims);
-        for (a_transposed, b_transposed) in
-            [(false, false), (false, true), (true, false), (true, true)]
-        {
-            let a = View {
-                data: if a_transposed { &a_t } else { &a },
-                rows: m,
-                cols: k,
-                transposed: a_transposed,
-            };
-            let b = View {
-                data: if b_transposed { &b_t } else { &b },
-                rows: k,
-                cols: n,
-                transposed: b_transposed,
-            };
-            let mut out = vec![f32::NAN; m * n];
+        let operands = Operands::seeded(dims, 1);
+        let want = operands.definition();
+        // Each step rounds once; k steps of values below 1 stay within k·2⁻²⁴.
+        let tolerance = 1e-6 * (dims.1 as f64 + 1.0);
+        for (a, b, label) in operands.layouts() {
+            let mut out = vec![f32::NAN; dims.0 * dims.2];
             product(a, b, &mut out);
             for (i, (&got, &want)) in out.iter().zip(&want).enumerate() {
-                // Each step rounds once; k steps of values below 1 stay within k·2⁻²⁴.
-                let tolerance = 1e-6 * (k as f64 + 1.0);
                 assert!(
                     (f64::from(got) - want).abs() <= tolerance,
-                    "[{m}, {k}] × [{k}, {n}] (aᵀ {a_transposed}, bᵀ {b_transposed}), element {i}: {got}, expected {want}"
+                    "{label}, element {i}: {got}, expected {want}"
                 );
             }
         }
@@ -187,10 +224,10 @@ mod tests {
         (9, 3, 1030),
         (13, 2100, 40),
         (200, 40, 32), // a read in place in three runs of rows
-        (13, 4, 0),
         (100, 50, 100),
         (5, 0, 7),
         (0, 4, 3),
+        (13, 4, 0),
     ];
 
     #[test]
@@ -208,62 +245,33 @@ mod tests {
         }
     }
 
-    /// `a · b` summed exactly as the engine's kernel sums it: each element over `k` in
-    /// blocks of `KC` steps, each block a chain of fused multiply-adds from zero, the blocks
-    /// added to the element in order.
+    /// Whether the engine's kernel can run here; where it cannot, `sgemm` uses
+    /// matrixmultiply and the tests of the kernel have nothing to test.
     #[cfg(target_arch = "x86_64")]
-    fn kernel_order(a: &[f32], b: &[f32], (m, k, n): (usize, usize, usize)) -> Vec<f32> {
-        let mut out = vec![0.0; m * n];
-        for i in 0..m {
-            for j in 0..n {
-                let blocks = (0..k).step_by(blocked::KC).map(|p0| {
-                    let steps = p0..k.min(p0 + blocked::KC);
-                    steps.fold(0.0f32, |acc, p| a[i * k + p].mul_add(b[p * n + j], acc))
-                });
-                out[i * n + j] = blocks.reduce(|c, block| c + block).unwrap_or(0.0);
-            }
-        }
-        out
+    fn kernel_runs_here() -> bool {
+        std::is_x86_feature_detected!("avx512f")
     }
 
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_engine_kernel_sums_each_element_in_blocks_of_fused_multiply_adds() {
-        if !std::is_x86_feature_detected!("avx512f") {
-            return; // the kernel cannot run here; `sgemm` uses matrixmultiply
+        if !kernel_runs_here() {
+            return;
         }
         // The same bits as `kernel_order`, in every layout, packed and in place, across
         // block edges in every direction, on one thread and on three.
-        for (m, k, n) in [(13, 600, 40), (200, 520, 32), (30, 300, 70), (100, 7, 1030)] {
-            let (a, b) = (values(m * k, 5), values(k * n, 6));
-            let want = kernel_order(&a, &b, (m, k, n));
-            let (a_t, b_t) = (transpose(&a, m, k), transpose(&b, k, n));
-            for (a_transposed, b_transposed) in
-                [(false, false), (false, true), (true, false), (true, true)]
-            {
-                let a = View {
-                    data: if a_transposed { &a_t } else { &a },
-                    rows: m,
-                    cols: k,
-                    transposed: a_transposed,
-                };
-                let b = View {
-                    data: if b_transposed { &b_t } else { &b },
-                    rows: k,
-                    cols: n,
-                    transposed: b_transposed,
-                };
+        for dims in [(13, 600, 40), (200, 520, 32), (30, 300, 70), (100, 7, 1030)] {
+            let operands = Operands::seeded(dims, 5);
+            let want = operands.kernel_order();
+            for (a, b, label) in operands.layouts() {
                 for threads in [1, 3] {
-                    let mut out = vec![f32::NAN; m * n];
+                    let mut out = vec![f32::NAN; dims.0 * dims.2];
                     blocked::sgemm(a, b, &mut out, threads);
                     let first_difference = out
                         .iter()
                         .zip(&want)
                         .position(|(x, y)| x.to_bits() != y.to_bits());
-                    assert_eq!(
-                        first_difference, None,
-                        "[{m}, {k}] × [{k}, {n}] (aᵀ {a_transposed}, bᵀ {b_transposed}), {threads} threads"
-                    );
+                    assert_eq!(first_difference, None, "{label}, {threads} threads");
                 }
             }
         }
@@ -272,38 +280,24 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_engine_kernel_gives_the_same_bits_on_any_number_of_threads() {
-        if !std::is_x86_feature_detected!("avx512f") {
-            return; // the kernel cannot run here; `sgemm` uses matrixmultiply
+        if !kernel_runs_here() {
+            return;
         }
         // 7 · 2²¹ multiply-adds or more: up to 7 threads, each several tiles, the last short.
-        let (m, k, n) = (301, 300, 170);
-        check_every_layout((m, k, n), |a, b, out| blocked::sgemm(a, b, out, 3));
-        let (a, b) = (values(m * k, 3), values(k * n, 4));
-        for (a_t, b_t) in [(false, false), (true, true)] {
-            let a_data = if a_t { transpose(&a, m, k) } else { a.clone() };
-            let b_data = if b_t { transpose(&b, k, n) } else { b.clone() };
-            let a = View {
-                data: &a_data,
-                rows: m,
-                cols: k,
-                transposed: a_t,
-            };
-            let b = View {
-                data: &b_data,
-                rows: k,
-                cols: n,
-                transposed: b_t,
-            };
-            let mut one = vec![f32::NAN; m * n];
+        let dims = (301, 300, 170);
+        check_every_layout(dims, |a, b, out| blocked::sgemm(a, b, out, 3));
+        let operands = Operands::seeded(dims, 3);
+        for (a, b, label) in operands.layouts() {
+            let mut one = vec![f32::NAN; dims.0 * dims.2];
             blocked::sgemm(a, b, &mut one, 1);
             for threads in [2, 3, 7] {
-                let mut many = vec![f32::NAN; m * n];
+                let mut many = vec![f32::NAN; dims.0 * dims.2];
                 blocked::sgemm(a, b, &mut many, threads);
                 assert!(
                     one.iter()
                         .zip(&many)
                         .all(|(x, y)| x.to_bits() == y.to_bits()),
-                    "{threads} threads give other bits than one"
+                    "{label}: {threads} threads give other bits than one"
                 );
             }
         }
