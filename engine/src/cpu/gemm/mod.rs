@@ -9,7 +9,8 @@
 //! 2. `a` goes in blocks of `MC` rows and `KC` columns, packed into strips of `MR` rows
 //!    (96 KiB);
 //! 3. each pair of strips gives one `MR × NR` (12 × 32) tile of the result, which the
-//!    micro-kernel ([`kernel`]) keeps in 24 AVX-512 registers for all `KC` steps.
+//!    micro-kernel ([`kernel`]) keeps in 24 AVX-512 registers for all `KC` steps, asking
+//!    for the strip of `b` a few steps ahead of its reads.
 //!
 //! An operand is never copied before packing: a transposed one is packed straight from its
 //! storage. When `b` has a single strip (`n ≤ 32`, as in attention's `A · V` per head),
