@@ -73,24 +73,11 @@ pub fn every_query_against_every_key(queries: &Tensor, keys: &Tensor) -> Tensor 
 }
 // ANCHOR_END: every_query_against_every_key
 
-// ANCHOR: shape_error
 /// Runs `f`, which is expected to make a shape mistake, and returns the message the engine
 /// gives (the first line names the op and both shapes; the next ones say which dimension
-/// disagrees, what was expected, and a hint when one helps).
-pub fn shape_error(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
-    // Silence the default report: the message is returned, not printed twice.
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(f);
-    std::panic::set_hook(previous);
-    let payload = result.expect_err("expected a shape error");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
-// ANCHOR_END: shape_error
+/// disagrees, what was expected, and a hint when one helps): the `lesson` crate's
+/// [`panic_message`](lesson::panic_message), which every chapter uses.
+pub use lesson::panic_message as shape_error;
 
 /// Everything the chapter's page shows, in order: `cargo run -p chapter01 --example tour`
 /// prints it, and a test checks that the page quotes it exactly.

@@ -22,7 +22,7 @@ use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// How long an idle worker watches for work before it sleeps.
-pub(crate) const SPIN: Duration = Duration::from_millis(5);
+const SPIN: Duration = Duration::from_millis(5);
 
 /// A task for a worker: it may borrow from the caller of [`run_all`] for `'a`.
 pub(crate) type Task<'a> = Box<dyn FnOnce() + Send + 'a>;

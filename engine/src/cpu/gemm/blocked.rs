@@ -96,6 +96,8 @@ pub(super) fn sgemm(a: View, b: View, out: &mut [f32], threads: usize) {
                     }
                 };
                 if threads == 1 {
+                    // Most products (one head's, one layer's at a time) stay on the
+                    // calling thread, without the pool's boxed tasks.
                     work(&mut spaces[0]);
                 } else {
                     let tasks = spaces[..threads].iter_mut();

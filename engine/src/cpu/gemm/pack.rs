@@ -14,53 +14,18 @@ use super::blocked::{MR, NR};
 /// Packs rows `i0..i0 + mc` and columns `p0..p0 + kc` of `a` as `⌈mc / MR⌉` panels of
 /// `MR` rows: `out[q·kc·MR + p·MR + r] = a[i0 + q·MR + r, p0 + p]`, zeros past row `mc`.
 pub(super) fn pack_a(a: View, (i0, mc): (usize, usize), (p0, kc): (usize, usize), out: &mut [f32]) {
-    let panels = mc.div_ceil(MR);
-    let out = &mut out[..panels * kc * MR];
-    if a.transposed {
-        // Stored as [k, m]: for each p, the rows of the block are contiguous.
-        for p in 0..kc {
-            let start = (p0 + p) * a.rows + i0;
-            let column = &a.data[start..start + mc];
-            let panels = out.chunks_exact_mut(kc * MR);
-            for (panel, rows) in panels.zip(column.chunks(MR)) {
-                let step = &mut panel[p * MR..(p + 1) * MR];
-                if let (Ok(step), Ok(rows)) = (
-                    <&mut [f32; MR]>::try_from(&mut *step),
-                    <&[f32; MR]>::try_from(rows),
-                ) {
-                    *step = *rows; // a whole step: a copy of known size
-                } else {
-                    step[..rows.len()].copy_from_slice(rows);
-                    step[rows.len()..].fill(0.0);
-                }
-            }
-        }
-    } else {
-        // Stored as [m, k]: each row of the block is contiguous.
-        for (q, panel) in out.chunks_exact_mut(kc * MR).enumerate() {
-            let first = q * MR;
-            let row = |r: usize| {
-                let start = (i0 + first + r) * a.cols + p0;
-                &a.data[start..start + kc]
-            };
-            if first + MR <= mc {
-                // A whole panel: each step gathers one value of each of the MR rows.
-                let rows: [&[f32]; MR] = std::array::from_fn(row);
-                for (p, step) in panel.chunks_exact_mut(MR).enumerate() {
-                    let step: &mut [f32; MR] = step.try_into().expect("chunks of MR");
-                    *step = std::array::from_fn(|r| rows[r][p]);
-                }
-            } else {
-                for r in 0..MR {
-                    if first + r < mc {
-                        for (step, &v) in panel.chunks_exact_mut(MR).zip(row(r)) {
-                            step[r] = v;
-                        }
-                    } else {
-                        panel.chunks_exact_mut(MR).for_each(|step| step[r] = 0.0);
-                    }
-                }
-            }
+    let panels = out[..mc.div_ceil(MR) * kc * MR].chunks_exact_mut(kc * MR);
+    for (q, panel) in panels.enumerate() {
+        let first = i0 + q * MR;
+        let rows = MR.min(i0 + mc - first);
+        if a.transposed {
+            // Stored as [k, m]: the rows of one step are side by side.
+            let step = |p: usize| &a.data[(p0 + p) * a.rows + first..][..rows];
+            copy_steps::<MR>(rows, step, panel);
+        } else {
+            // Stored as [m, k]: each row is contiguous.
+            let row = |r: usize| &a.data[(first + r) * a.cols + p0..][..kc];
+            interleave::<MR>(rows, row, panel);
         }
     }
 }
@@ -68,43 +33,61 @@ pub(super) fn pack_a(a: View, (i0, mc): (usize, usize), (p0, kc): (usize, usize)
 /// Packs rows `p0..p0 + kc` and columns `j0..j0 + nr` (`nr ≤ NR`) of `b` as one panel:
 /// `out[p·NR + c] = b[p0 + p, j0 + c]`, zeros past column `nr`.
 pub(super) fn pack_b(b: View, (p0, kc): (usize, usize), (j0, nr): (usize, usize), out: &mut [f32]) {
-    let out = &mut out[..kc * NR];
+    let panel = &mut out[..kc * NR];
     if b.transposed {
         // Stored as [n, k] (a weight read as its transpose): each column is contiguous.
-        let column = |c: usize| {
-            let start = (j0 + c) * b.rows + p0;
-            &b.data[start..start + kc]
-        };
-        if nr == NR {
-            // A whole panel: each step gathers one value of each of the NR columns.
-            let columns: [&[f32]; NR] = std::array::from_fn(column);
-            for (p, step) in out.chunks_exact_mut(NR).enumerate() {
-                let step: &mut [f32; NR] = step.try_into().expect("chunks of NR");
-                *step = std::array::from_fn(|c| columns[c][p]);
-            }
-        } else {
-            for c in 0..NR {
-                if c < nr {
-                    for (step, &v) in out.chunks_exact_mut(NR).zip(column(c)) {
-                        step[c] = v;
-                    }
-                } else {
-                    out.chunks_exact_mut(NR).for_each(|step| step[c] = 0.0);
-                }
-            }
+        let column = |c: usize| &b.data[(j0 + c) * b.rows + p0..][..kc];
+        interleave::<NR>(nr, column, panel);
+    } else {
+        // Stored as [k, n]: the columns of one step are side by side.
+        let step = |p: usize| &b.data[(p0 + p) * b.cols + j0..][..nr];
+        copy_steps::<NR>(nr, step, panel);
+    }
+}
+
+/// Fills a panel of `W`-value steps from `lines` stored apart: `panel[p·W + i] =
+/// line(i)[p]` for the first `count` lines, zeros for the rest.
+fn interleave<'a, const W: usize>(
+    count: usize,
+    line: impl Fn(usize) -> &'a [f32],
+    panel: &mut [f32],
+) {
+    if count == W {
+        // A whole panel: each step gathers one value of each line, a step of known size.
+        let lines: [&[f32]; W] = std::array::from_fn(line);
+        for (p, step) in panel.chunks_exact_mut(W).enumerate() {
+            let step: &mut [f32; W] = step.try_into().expect("chunks of W");
+            *step = std::array::from_fn(|i| lines[i][p]);
         }
     } else {
-        // Stored as [k, n]: each row of the block is contiguous.
-        for (p, step) in out.chunks_exact_mut(NR).enumerate() {
-            let start = (p0 + p) * b.cols + j0;
-            if nr == NR {
-                // A whole row of the panel: a copy of known size, a few vector moves.
-                let step: &mut [f32; NR] = step.try_into().expect("chunks of NR");
-                *step = b.data[start..start + NR].try_into().expect("NR values");
+        for i in 0..W {
+            let steps = panel.chunks_exact_mut(W);
+            if i < count {
+                steps.zip(line(i)).for_each(|(step, &v)| step[i] = v);
             } else {
-                step[..nr].copy_from_slice(&b.data[start..start + nr]);
-                step[nr..].fill(0.0);
+                steps.for_each(|step| step[i] = 0.0);
             }
+        }
+    }
+}
+
+/// Fills a panel of `W`-value steps from steps stored side by side: `panel[p·W..][..count]
+/// = step(p)`, zeros after them.
+fn copy_steps<'a, const W: usize>(
+    count: usize,
+    step: impl Fn(usize) -> &'a [f32],
+    panel: &mut [f32],
+) {
+    for (p, out) in panel.chunks_exact_mut(W).enumerate() {
+        let values = step(p);
+        if let (Ok(out), Ok(values)) = (
+            <&mut [f32; W]>::try_from(&mut *out),
+            <&[f32; W]>::try_from(values),
+        ) {
+            *out = *values; // a whole step: a copy of known size, a few vector moves
+        } else {
+            out[..count].copy_from_slice(values);
+            out[count..].fill(0.0);
         }
     }
 }
