@@ -1,6 +1,7 @@
 //! A key/value cache for incremental decoding.
 
 use engine::Tensor;
+use engine::memory::Reservation;
 
 /// The keys and values of the tokens seen so far, per batch element and head, so that
 /// decoding token `t` attends to tokens `0..=t` without recomputing their projections.
@@ -10,6 +11,10 @@ use engine::Tensor;
 /// ones; when they do not fit, the capacity at least doubles (amortised O(1) per token),
 /// moving what is stored. [`reset`](KvCache::reset) forgets the sequence but keeps the
 /// memory for the next one.
+///
+/// The buffers are counted like tensors: in [`engine::memory::live_bytes`], in the peak,
+/// and against [`engine::memory::set_budget`], which a growth that does not fit is refused
+/// by, with a message naming the cache's layout and the bytes.
 ///
 /// The cache stores values, not graph nodes: gradients do not flow through it. It is for
 /// inference: [`append`](KvCache::append) refuses keys or values that require a gradient
@@ -34,10 +39,12 @@ use engine::Tensor;
 /// cache.reset();
 /// assert!(cache.is_empty());
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct KvCache {
     keys: Vec<f32>,
     values: Vec<f32>,
+    /// The two buffers' memory, as `engine::memory` counts it.
+    counted: Reservation,
     /// `[B, H, dk, dv]`, fixed by the first append after a reset.
     layout: Option<[usize; 4]>,
     len: usize,
@@ -53,6 +60,7 @@ impl KvCache {
         KvCache {
             keys: Vec::new(),
             values: Vec::new(),
+            counted: Reservation::new(),
             layout: None,
             len: 0,
             capacity: 0,
@@ -195,6 +203,14 @@ impl KvCache {
                 None => "more bytes than a usize can count".to_string(),
             }
         );
+        let (nk, nv) = sizes.expect("checked above");
+        let old_capacity = self.capacity;
+        self.counted.resize("KvCache::append", nk + nv, || {
+            format!(
+                "growing the cache from {old_capacity} to {new_capacity} tokens of [B, H, dk, dv] = {:?}",
+                [b, h, dk, dv]
+            )
+        });
         self.keys = relayout(&self.keys, b * h, self.capacity, new_capacity, self.len, dk);
         self.values = relayout(
             &self.values,
@@ -205,6 +221,27 @@ impl KvCache {
             dv,
         );
         self.capacity = new_capacity;
+    }
+}
+
+/// A copy holds buffers of its own, counted (and checked against the budget) as the
+/// original's are.
+impl Clone for KvCache {
+    #[track_caller]
+    fn clone(&self) -> Self {
+        let mut counted = Reservation::new();
+        counted.resize("KvCache::clone", self.counted.values(), || {
+            format!("a copy of a cache of {} tokens", self.capacity)
+        });
+        KvCache {
+            keys: self.keys.clone(),
+            values: self.values.clone(),
+            counted,
+            layout: self.layout,
+            len: self.len,
+            capacity: self.capacity,
+            initial_capacity: self.initial_capacity,
+        }
     }
 }
 

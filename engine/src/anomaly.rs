@@ -13,7 +13,8 @@
 //! });
 //! ```
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::panic::Location;
 
 use crate::op::Op;
 use crate::scoped_flag::with_flag;
@@ -25,6 +26,25 @@ thread_local! {
     /// through [`check_backward`] under the name of the op being differentiated, not
     /// under their own names.
     static IN_DERIVATIVE: Cell<bool> = const { Cell::new(false) };
+    /// What `backward` is differentiating right now, for the messages of checks that fail
+    /// inside a derivative (a memory budget refusal): the forward op, its input shapes,
+    /// and the caller's `backward()` line.
+    static DERIVATIVE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Restores the previous derivative description when dropped, even on a panic.
+struct DerivativeGuard(Option<String>);
+
+impl Drop for DerivativeGuard {
+    fn drop(&mut self) {
+        DERIVATIVE.with(|d| *d.borrow_mut() = self.0.take());
+    }
+}
+
+/// While `backward` computes a derivative: `backward() called at …: the derivative of `op`
+/// (input shapes …)`, which `check::fail` puts before its message.
+pub(crate) fn current_derivative() -> Option<String> {
+    DERIVATIVE.with(|d| d.borrow().clone())
 }
 
 /// Switches anomaly mode on or off for this thread.
@@ -55,8 +75,16 @@ fn shapes(inputs: &[&Tensor]) -> String {
     list.join(", ")
 }
 
-/// Runs the derivative `f` of some op, silencing the forward checks of the ops it uses.
-pub(crate) fn in_derivative<R>(f: impl FnOnce() -> R) -> R {
+/// Runs the derivative `f` of `op`, silencing the forward checks of the ops it uses, and
+/// naming `op` (with `backward()`'s caller, `called_at`) in the message of any check that
+/// fails inside it.
+pub(crate) fn in_derivative<R>(op: &Op, called_at: &Location<'_>, f: impl FnOnce() -> R) -> R {
+    let description = format!(
+        "backward() called at {called_at}: the derivative of `{}` (input shapes {})",
+        op.name(),
+        shapes(&op.inputs())
+    );
+    let _restore = DerivativeGuard(DERIVATIVE.with(|d| d.borrow_mut().replace(description)));
     with_flag(&IN_DERIVATIVE, true, f)
 }
 

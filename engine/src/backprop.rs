@@ -22,7 +22,7 @@ use crate::anomaly;
 use crate::check;
 use crate::grad_mode;
 use crate::op::{GeluApprox, Op};
-use crate::ops::elementwise_fn::UnaryFn;
+use crate::ops::elementwise_fn::{BinaryFn, UnaryFn};
 use crate::tensor::Tensor;
 
 impl Tensor {
@@ -103,6 +103,7 @@ fn reverse_topological(root: &Tensor) -> Vec<Tensor> {
 // ANCHOR: run_backward
 #[track_caller]
 fn run_backward(root: &Tensor, upstream: Tensor) {
+    let called_at = std::panic::Location::caller();
     let mut grads: HashMap<u64, Tensor> = HashMap::new();
     grads.insert(root.0.id, upstream);
     for node in reverse_topological(root) {
@@ -123,7 +124,7 @@ fn run_backward(root: &Tensor, upstream: Tensor) {
             continue;
         };
         let inputs = op.inputs();
-        let computed = anomaly::in_derivative(|| input_grads(op, &node, &grad));
+        let computed = anomaly::in_derivative(op, called_at, || input_grads(op, &node, &grad));
         for (i, input_grad) in computed.into_iter().enumerate() {
             let Some(g) = input_grad else {
                 continue;
@@ -215,6 +216,14 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
         }),
         // d √x = dx / (2 √x)
         Op::Sqrt(x) => one(x, &|| g * 0.5 / out),
+        // d|x| = sign(x) dx, taking 0 at x = 0 as PyTorch does.
+        Op::Abs(x) => one(x, &|| g * x.unary(UnaryFn::Sign, None)),
+        // The gradient passes where min ≤ x ≤ max (bounds included, as in PyTorch).
+        Op::Clamp { x, min, max } => one(x, &|| g * x.unary(UnaryFn::ClampGrad(*min, *max), None)),
+        // The gradient goes to the larger (smaller) operand; a tie gives each half, as in
+        // PyTorch.
+        Op::Maximum(a, b) => extremum_grads(a, b, g, BinaryFn::Gt),
+        Op::Minimum(a, b) => extremum_grads(a, b, g, BinaryFn::Lt),
         // d xᵖ = p xᵖ⁻¹ dx
         // (p = 0 is a constant: its derivative is 0 even at x = 0, where p·x⁻¹ is 0·∞.)
         Op::Powf(x, p) => one(x, &|| {
@@ -226,16 +235,13 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
         }),
         // Every summed element receives the gradient of its sum.
         Op::Sum { x, dims, keepdim } => one(x, &|| unreduce(g, x.shape(), dims, *keepdim)),
-        // The gradient goes to the maximal elements, shared equally between ties.
-        Op::Max { x, dim, keepdim } => one(x, &|| {
-            let dims: Vec<usize> = match dim {
-                Some(d) => vec![*d],
-                None => (0..x.rank()).collect(),
-            };
-            let hits = x.eq_mask(&unreduce(out, x.shape(), &dims, *keepdim));
-            let count = hits.sum_dims_keepdim(&dims);
-            unreduce(g, x.shape(), &dims, *keepdim) * hits / count
-        }),
+        // The gradient goes to the maximal (minimal) elements, shared equally between ties.
+        Op::Max { x, dim, keepdim } | Op::Min { x, dim, keepdim } => {
+            one(x, &|| to_extremes(x, out, g, *dim, *keepdim))
+        }
+        // The gradient of a running sum: each input reaches every later output, so its
+        // gradient is the running sum of g taken from the end.
+        Op::Cumsum { x, dim } => one(x, &|| g.cumsum_reversed(*dim)),
         // ANCHOR: input_grads_matmul
         // With s = softmax(x): dx = s ⊙ (g − Σ g ⊙ s), fused over the last dimension.
         Op::Softmax(x, d) => one(x, &|| out.softmax_backward(g, *d)),
@@ -296,6 +302,8 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
                 *dim,
             )
         }),
+        // Scatter-add: each read offset receives the gradient of every output read there.
+        Op::Gather { x, offsets } => one(x, &|| g.scatter_add_offsets(offsets, x.shape())),
         // Scatter-add: a row selected k times receives k gradients.
         Op::IndexSelect { x, dim, index } => {
             one(x, &|| g.index_add_rows(*dim, index, x.shape()[*dim]))
@@ -311,6 +319,33 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
     }
 }
 
+/// The gradient of `max` or `min` (over `dim`, or everything): `g` goes to the elements
+/// equal to the result `out`, shared equally between ties.
+fn to_extremes(x: &Tensor, out: &Tensor, g: &Tensor, dim: Option<usize>, keepdim: bool) -> Tensor {
+    let dims: Vec<usize> = match dim {
+        Some(d) => vec![d],
+        None => (0..x.rank()).collect(),
+    };
+    let hits = x.eq_mask(&unreduce(out, x.shape(), &dims, keepdim));
+    let count = hits.sum_dims_keepdim(&dims);
+    unreduce(g, x.shape(), &dims, keepdim) * hits / count
+}
+
+/// The gradients of `maximum` (`wins` = `Gt`) or `minimum` (`wins` = `Lt`) of `a` and `b`:
+/// each element of `g` goes to the operand that won, or half to each on a tie.
+fn extremum_grads(a: &Tensor, b: &Tensor, g: &Tensor, wins: BinaryFn) -> Vec<Option<Tensor>> {
+    let half_on_ties = a.eq_mask(b) * 0.5;
+    let share = |winner: &Tensor, loser: &Tensor| {
+        winner.binary(loser, wins, None) + &half_on_ties
+    };
+    vec![
+        a.requires_grad()
+            .then(|| sum_to(&(g * share(a, b)), a.shape())),
+        b.requires_grad()
+            .then(|| sum_to(&(g * share(b, a)), b.shape())),
+    ]
+}
+
 impl Tensor {
     /// The adjoint of `index_select` (used only by its derivative): a tensor whose dimension
     /// `dim` has size `size`, where entry `index[j]` accumulates entry `j` of `self`.
@@ -319,6 +354,14 @@ impl Tensor {
         shape[dim] = size;
         let parts = crate::shape::split_at_dim(&shape, dim);
         let data = crate::cpu::layout::index_add(self.buffer().as_slice(), parts, index);
-        Tensor::from_parts(data, shape)
+        Tensor::from_parts("index_select", data, shape)
+    }
+
+    /// The adjoint of a gather (used only by its derivative): zeros of `shape`, with entry
+    /// `i` of `self` added at offset `offsets[i]`.
+    fn scatter_add_offsets(&self, offsets: &[usize], shape: &[usize]) -> Tensor {
+        let n = crate::shape::numel(shape);
+        let data = crate::cpu::select::scatter_add(self.buffer().as_slice(), offsets, n);
+        Tensor::from_parts("gather", data, shape.to_vec())
     }
 }

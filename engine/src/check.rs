@@ -10,9 +10,16 @@
 use crate::shape::{ShapeArg, broadcast_shapes, checked_numel};
 
 /// Panics with `op: message`. The single place the engine raises a shape error.
+///
+/// Inside `backward()`, the op that fails is one a derivative uses, which the caller never
+/// wrote: the message then starts by naming the forward op being differentiated and the
+/// caller's `backward()` line.
 #[track_caller]
 pub(crate) fn fail(op: &str, message: impl std::fmt::Display) -> ! {
-    panic!("{op}: {message}")
+    match crate::anomaly::current_derivative() {
+        Some(derivative) => panic!("{derivative} failed\n  {op}: {message}"),
+        None => panic!("{op}: {message}"),
+    }
 }
 
 /// Checks a condition, and panics with `op: message` when it does not hold.

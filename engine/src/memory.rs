@@ -15,11 +15,16 @@
 //! and zero fresh pages each time. They are not live tensors and are not counted in
 //! [`live_bytes`] or the peak.
 //!
-//! Before an op allocates a result it asks three questions here: does the element count
-//! fit, is the request under the optional [`set_budget`] (a limit a workshop can set for
-//! small laptops), and will the machine grant it. A request that
-//! fails any of them panics at the caller's line with the op, the shape and the bytes,
-//! instead of aborting the process with no word of where.
+//! Every tensor's values are counted in one place, when they become a tensor: that is where
+//! the optional [`set_budget`] (a limit a workshop can set for small laptops) is checked,
+//! for every op, every creation function and every derivative alike. Memory held outside
+//! tensors, such as the attention library's KV cache, is counted there too through a
+//! [`Reservation`]. Ops whose result can be larger than their inputs (broadcasting, matrix
+//! products, concatenation, …) also ask before they compute: does the element count fit,
+//! is it under the budget, and will the machine grant it. A request that fails any of these
+//! panics at the caller's line with the op, the shape and the bytes, instead of aborting
+//! the process with no word of where; inside `backward()` it also names the forward op
+//! whose derivative was being computed.
 //!
 //! ```should_panic
 //! use engine::{memory, Tensor};
@@ -119,9 +124,10 @@ pub fn spare_limit() -> usize {
     crate::spare::limit()
 }
 
-/// Sets (or, with `None`, removes) a limit on the bytes this thread's live tensors may
-/// hold. An op whose result would take [`live_bytes`] past the limit panics with the op,
-/// the shape and the bytes, before allocating anything.
+/// Sets (or, with `None`, removes) a limit on the bytes this thread's live tensors (and
+/// [`Reservation`]s) may hold. An op whose result would take [`live_bytes`] past the limit
+/// panics with the op, the shape and the bytes, at the caller's line; inside `backward()`,
+/// the message also names the forward op whose derivative needed the memory.
 pub fn set_budget(bytes: Option<usize>) {
     BUDGET.with(|b| b.set(bytes));
 }
@@ -135,9 +141,14 @@ pub fn budget() -> Option<usize> {
 /// becomes a message instead of an abort. Smaller ones cannot fail in a way worth a check.
 const PROBE_BYTES: usize = 64 << 20;
 
-/// Checks that a result of shape `shape` can be allocated: its size fits in memory's
-/// address range, it stays within the [`budget`], and the allocator grants it. Panics with
-/// `op`, the shape and the bytes otherwise, pointing at the caller's line.
+/// Checks that a result of shape `shape` can be allocated, before an op computes it: its
+/// size fits in memory's address range, it stays within the [`budget`], and the allocator
+/// grants it. Panics with `op`, the shape and the bytes otherwise, pointing at the
+/// caller's line.
+///
+/// Every tensor's values are checked against the budget again when they become a tensor
+/// ([`Buffer::new`], through [`admit`]); this earlier check lets an op refuse before it
+/// spends the time and the memory of computing a result it could not keep.
 #[track_caller]
 pub(crate) fn ensure_can_allocate(op: &str, shape: &[usize]) {
     let n = check::numel(op, shape);
@@ -152,20 +163,7 @@ pub(crate) fn ensure_can_allocate(op: &str, shape: &[usize]) {
             ),
         )
     };
-    if let Some(limit) = budget() {
-        let live = live_bytes();
-        if live.saturating_add(bytes) > limit {
-            check::fail(
-                op,
-                format!(
-                    "the result {shape:?} needs {} ({n} values of 4 bytes), but this thread's memory budget is {} and {} is already in use\n  hint: use smaller sizes, or raise the limit with engine::memory::set_budget",
-                    human(bytes),
-                    human(limit),
-                    human(live)
-                ),
-            );
-        }
-    }
+    check_budget(op, bytes, || format!("the result {shape:?}"));
     if bytes >= PROBE_BYTES && Vec::<f32>::new().try_reserve_exact(n).is_err() {
         check::fail(
             op,
@@ -175,6 +173,40 @@ pub(crate) fn ensure_can_allocate(op: &str, shape: &[usize]) {
             ),
         );
     }
+}
+
+/// Panics, naming `op` and `what` (e.g. "the result [2, 3]"), when `bytes` more would
+/// take this thread's live bytes past its [`budget`].
+#[track_caller]
+fn check_budget(op: &str, bytes: usize, what: impl FnOnce() -> String) {
+    let Some(limit) = budget() else { return };
+    let live = live_bytes();
+    if live.saturating_add(bytes) > limit {
+        check::fail(
+            op,
+            format!(
+                "{} needs {} ({} values of 4 bytes), but this thread's memory budget is {} and {} is already in use\n  hint: use smaller sizes, or raise the limit with engine::memory::set_budget",
+                what(),
+                human(bytes),
+                bytes / size_of::<f32>(),
+                human(limit),
+                human(live)
+            ),
+        );
+    }
+}
+
+/// The one place where memory for values is counted: checks `values` more `f32`s against
+/// this thread's [`budget`] (panicking with `op` and `what` when they do not fit), then
+/// charges them to this thread's counter, which is returned so the bytes can be credited
+/// back when they are freed. Every tensor's buffer and every [`Reservation`] comes here.
+#[track_caller]
+fn admit(op: &str, values: usize, what: impl FnOnce() -> String) -> Arc<Counter> {
+    let bytes = values * size_of::<f32>();
+    check_budget(op, bytes, what);
+    let counter = this_thread();
+    counter.charge(bytes);
+    counter
 }
 
 /// Bytes in the largest binary unit that keeps the number ≥ 1: `1.50 GiB`.
@@ -201,9 +233,11 @@ pub(crate) struct Buffer {
 }
 
 impl Buffer {
-    pub(crate) fn new(data: Vec<f32>) -> Self {
-        let counter = this_thread();
-        counter.charge(data.len() * size_of::<f32>());
+    /// Takes `data`, the values of a tensor of shape `shape` made by `op`, after checking
+    /// them against the budget (see [`admit`]).
+    #[track_caller]
+    pub(crate) fn new(op: &str, shape: &[usize], data: Vec<f32>) -> Self {
+        let counter = admit(op, data.len(), || format!("the result {shape:?}"));
         Buffer { data, counter }
     }
 
@@ -216,5 +250,79 @@ impl Drop for Buffer {
     fn drop(&mut self) {
         self.counter.credit(self.data.len() * size_of::<f32>());
         crate::spare::give_back(std::mem::take(&mut self.data));
+    }
+}
+
+/// Memory that holds values outside any tensor, counted like a tensor's: in
+/// [`live_bytes`], in the peak, and against the [`budget`]. A structure that keeps its own
+/// growing buffers (the attention library's KV cache) holds one and resizes it whenever its
+/// buffers' capacity changes, so that its memory shows up where a learner looks for it.
+///
+/// ```
+/// use engine::memory::{self, Reservation};
+/// let before = memory::live_bytes();
+/// let mut held = Reservation::new();
+/// held.resize("my_cache", 1000, || "keys and values for 10 tokens".into());
+/// assert_eq!(memory::live_bytes() - before, 4000); // 1000 f32 values
+/// held.resize("my_cache", 250, String::new); // shrinking is always allowed
+/// assert_eq!(memory::live_bytes() - before, 1000);
+/// drop(held);
+/// assert_eq!(memory::live_bytes(), before);
+/// ```
+pub struct Reservation {
+    values: usize,
+    counter: Option<Arc<Counter>>,
+}
+
+impl Reservation {
+    /// A reservation of nothing.
+    pub fn new() -> Reservation {
+        Reservation {
+            values: 0,
+            counter: None,
+        }
+    }
+
+    /// The number of `f32` values reserved.
+    pub fn values(&self) -> usize {
+        self.values
+    }
+
+    /// Reserves `values` `f32`s in all, instead of the current number. Growing checks the
+    /// extra bytes against this thread's [`budget`] and panics, naming `op` and what
+    /// `what` describes, when they do not fit; the reservation is then unchanged.
+    #[track_caller]
+    pub fn resize(&mut self, op: &str, values: usize, what: impl FnOnce() -> String) {
+        if values > self.values {
+            let counter = admit(op, values - self.values, what);
+            if let Some(old) = self.counter.replace(counter) {
+                // The old bytes move to this thread's counter with the new ones.
+                old.credit(self.values * size_of::<f32>());
+                this_thread().charge(self.values * size_of::<f32>());
+            }
+        } else if let Some(counter) = &self.counter {
+            counter.credit((self.values - values) * size_of::<f32>());
+        }
+        self.values = values;
+    }
+}
+
+impl std::fmt::Debug for Reservation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Reservation({})", human(self.values * size_of::<f32>()))
+    }
+}
+
+impl Default for Reservation {
+    fn default() -> Self {
+        Reservation::new()
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if let Some(counter) = &self.counter {
+            counter.credit(self.values * size_of::<f32>());
+        }
     }
 }

@@ -30,6 +30,17 @@ pub(crate) enum Op {
     Gelu(Tensor, GeluApprox),
     Sqrt(Tensor),
     Powf(Tensor, f32),
+    Abs(Tensor),
+    /// `x` held within `[min, max]` (an absent bound is an infinity).
+    Clamp {
+        x: Tensor,
+        min: f32,
+        max: f32,
+    },
+    /// The elementwise larger of two tensors, with broadcasting.
+    Maximum(Tensor, Tensor),
+    /// The elementwise smaller of two tensors, with broadcasting.
+    Minimum(Tensor, Tensor),
     /// Sum over `dims` (sorted, distinct); `keepdim` as requested by the caller.
     Sum {
         x: Tensor,
@@ -41,6 +52,17 @@ pub(crate) enum Op {
         x: Tensor,
         dim: Option<usize>,
         keepdim: bool,
+    },
+    /// Minimum over one dimension, or over everything when `dim` is `None`.
+    Min {
+        x: Tensor,
+        dim: Option<usize>,
+        keepdim: bool,
+    },
+    /// The running sum along `dim`.
+    Cumsum {
+        x: Tensor,
+        dim: usize,
     },
     Softmax(Tensor, usize),
     LogSoftmax(Tensor, usize),
@@ -67,6 +89,12 @@ pub(crate) enum Op {
         dim: usize,
         index: Vec<usize>,
     },
+    /// Values of `x` read at computed row-major offsets, one per output element
+    /// (`gather`, and the values of `topk` and of `max_dim_with_indices`).
+    Gather {
+        x: Tensor,
+        offsets: Vec<usize>,
+    },
     /// `cond ? a : b`, elementwise with broadcasting; `cond` is a constant 0/1 tensor.
     Where {
         cond: Tensor,
@@ -92,8 +120,14 @@ impl Op {
             Op::Gelu(..) => "gelu",
             Op::Sqrt(_) => "sqrt",
             Op::Powf(..) => "powf",
+            Op::Abs(_) => "abs",
+            Op::Clamp { .. } => "clamp",
+            Op::Maximum(..) => "maximum",
+            Op::Minimum(..) => "minimum",
             Op::Sum { .. } => "sum",
             Op::Max { .. } => "max",
+            Op::Min { .. } => "min",
+            Op::Cumsum { .. } => "cumsum",
             Op::Softmax(..) => "softmax",
             Op::LogSoftmax(..) => "log_softmax",
             Op::Matmul(..) => "matmul",
@@ -105,6 +139,7 @@ impl Op {
             Op::Concat(..) => "concat",
             Op::Narrow { .. } => "narrow",
             Op::IndexSelect { .. } => "index_select",
+            Op::Gather { .. } => "gather",
             Op::Where { .. } => "where",
         }
     }
@@ -125,7 +160,9 @@ impl Op {
             | Op::Mul(a, b)
             | Op::Div(a, b)
             | Op::Matmul(a, b)
-            | Op::MatmulT(a, b) => vec![a, b],
+            | Op::MatmulT(a, b)
+            | Op::Maximum(a, b)
+            | Op::Minimum(a, b) => vec![a, b],
             Op::Neg(x)
             | Op::Exp(x)
             | Op::Log(x)
@@ -135,8 +172,13 @@ impl Op {
             | Op::Gelu(x, _)
             | Op::Sqrt(x)
             | Op::Powf(x, _)
+            | Op::Abs(x)
+            | Op::Clamp { x, .. }
             | Op::Sum { x, .. }
             | Op::Max { x, .. }
+            | Op::Min { x, .. }
+            | Op::Cumsum { x, .. }
+            | Op::Gather { x, .. }
             | Op::Softmax(x, _)
             | Op::LogSoftmax(x, _)
             | Op::Reshape(x)

@@ -82,10 +82,13 @@ impl Tensor {
         }))
     }
 
-    /// A leaf that tracks no gradient, from values the caller has already checked.
-    pub(crate) fn from_parts(data: Vec<f32>, shape: Vec<usize>) -> Tensor {
+    /// A leaf that tracks no gradient, from values the caller has already checked; `op`
+    /// names what made them, for the memory budget's message.
+    #[track_caller]
+    pub(crate) fn from_parts(op: &str, data: Vec<f32>, shape: Vec<usize>) -> Tensor {
         debug_assert_eq!(data.len(), numel(&shape));
-        Tensor::make(Arc::new(Buffer::new(data)), shape, None, false)
+        let buffer = Buffer::new(op, &shape, data);
+        Tensor::make(Arc::new(buffer), shape, None, false)
     }
 
     /// The result of an op. `op` is kept only if gradient mode is on and an input requires a
@@ -94,8 +97,9 @@ impl Tensor {
     pub(crate) fn from_op(data: Vec<f32>, shape: Vec<usize>, op: Op) -> Tensor {
         debug_assert_eq!(data.len(), numel(&shape));
         anomaly::check_forward(&op, &data);
+        let buffer = Buffer::new(op.name(), &shape, data);
         let op = Self::keep_if_needed(op);
-        Tensor::make(Arc::new(Buffer::new(data)), shape, op, false)
+        Tensor::make(Arc::new(buffer), shape, op, false)
     }
 
     /// Like [`Tensor::from_op`] for ops that do not move any value (`reshape`): the result
@@ -137,12 +141,13 @@ impl Tensor {
                 numel(&shape)
             )
         });
-        Tensor::from_parts(data, shape)
+        Tensor::from_parts("from_vec", data, shape)
     }
 
     /// A 0-dimensional tensor holding one value.
+    #[track_caller]
     pub fn scalar(value: f32) -> Tensor {
-        Tensor::from_parts(vec![value], vec![])
+        Tensor::from_parts("scalar", vec![value], vec![])
     }
 
     /// A tensor of the given shape with every element equal to `value`.
@@ -155,7 +160,7 @@ impl Tensor {
     fn full_in(op: &str, shape: impl ShapeArg, value: f32) -> Tensor {
         let shape = check::sizes(op, shape);
         memory::ensure_can_allocate(op, &shape);
-        Tensor::from_parts(vec![value; numel(&shape)], shape)
+        Tensor::from_parts(op, vec![value; numel(&shape)], shape)
     }
 
     /// A tensor of zeros.
@@ -170,21 +175,36 @@ impl Tensor {
         Tensor::full_in("ones", shape, 1.0)
     }
 
-    /// Zeros with the shape of `self`.
+    /// Zeros with the shape of `self`, like `torch.zeros_like`.
+    #[track_caller]
     pub fn zeros_like(&self) -> Tensor {
-        Tensor::zeros(self.shape())
+        Tensor::full_in("zeros_like", self.shape(), 0.0)
     }
 
-    /// Ones with the shape of `self`.
+    /// Ones with the shape of `self`, like `torch.ones_like`.
+    #[track_caller]
     pub fn ones_like(&self) -> Tensor {
-        Tensor::ones(self.shape())
+        Tensor::full_in("ones_like", self.shape(), 1.0)
+    }
+
+    /// `value` everywhere, with the shape of `self`, like `torch.full_like`.
+    ///
+    /// ```
+    /// let x = engine::Tensor::zeros([2, 3]);
+    /// let filled = x.full_like(-1e9);
+    /// assert_eq!(filled.shape(), &[2, 3]);
+    /// assert!(filled.to_vec().iter().all(|&v| v == -1e9));
+    /// ```
+    #[track_caller]
+    pub fn full_like(&self, value: f32) -> Tensor {
+        Tensor::full_in("full_like", self.shape(), value)
     }
 
     /// `[0, 1, …, end - 1]` as a 1-D tensor, like `torch.arange(end)`.
     #[track_caller]
     pub fn arange(end: usize) -> Tensor {
         memory::ensure_can_allocate("arange", &[end]);
-        Tensor::from_parts((0..end).map(|i| i as f32).collect(), vec![end])
+        Tensor::from_parts("arange", (0..end).map(|i| i as f32).collect(), vec![end])
     }
 
     /// `start, start + step, …` up to but excluding `end`, like `torch.arange(start, end, step)`.
@@ -213,7 +233,11 @@ impl Tensor {
         );
         let n = count as usize;
         memory::ensure_can_allocate("arange_step", &[n]);
-        Tensor::from_parts((0..n).map(|i| start + i as f32 * step).collect(), vec![n])
+        Tensor::from_parts(
+            "arange_step",
+            (0..n).map(|i| start + i as f32 * step).collect(),
+            vec![n],
+        )
     }
 
     /// The shape, outermost dimension first.
@@ -371,7 +395,7 @@ impl Tensor {
                 values.shape()
             )
         });
-        let fresh = Arc::new(Buffer::new(values.to_vec()));
+        let fresh = Arc::new(Buffer::new("assign", self.shape(), values.to_vec()));
         *self.0.buffer.write().expect("tensor buffer lock poisoned") = fresh;
     }
 

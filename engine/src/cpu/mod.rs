@@ -24,6 +24,7 @@ pub(crate) mod parallel;
 #[cfg(target_arch = "x86_64")]
 mod pool;
 pub(crate) mod reduce;
+pub(crate) mod select;
 mod strided;
 
 pub(crate) use strided::{BroadcastRows, StridedOffsets};

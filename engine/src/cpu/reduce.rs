@@ -31,16 +31,43 @@ pub(crate) fn sum_dim(a: &[f32], (outer, n, inner): (usize, usize, usize)) -> Ve
     out
 }
 
-/// The maximum of each line: `[outer, n, inner] → [outer, inner]`. NaN propagates, as in
-/// PyTorch.
-pub(crate) fn max_dim(a: &[f32], (outer, n, inner): (usize, usize, usize)) -> Vec<f32> {
-    let mut out = vec![f32::NEG_INFINITY; outer * inner];
+/// Which end of the order a selection wants: the maximum or the minimum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Extreme {
+    Max,
+    Min,
+}
+
+impl Extreme {
+    /// Whether `x` beats the current best `best`. A NaN beats everything, so it
+    /// propagates through `max` and `min` as in PyTorch.
+    pub(crate) fn beats(self, x: f32, best: f32) -> bool {
+        x.is_nan()
+            || match self {
+                Extreme::Max => x > best,
+                Extreme::Min => x < best,
+            }
+    }
+}
+
+/// The maximum (or minimum) of each line: `[outer, n, inner] → [outer, inner]`. NaN
+/// propagates, as in PyTorch.
+pub(crate) fn extreme_dim(
+    a: &[f32],
+    (outer, n, inner): (usize, usize, usize),
+    which: Extreme,
+) -> Vec<f32> {
+    let start = match which {
+        Extreme::Max => f32::NEG_INFINITY,
+        Extreme::Min => f32::INFINITY,
+    };
+    let mut out = vec![start; outer * inner];
     for o in 0..outer {
         let row = &mut out[o * inner..(o + 1) * inner];
         for k in 0..n {
             let src = &a[(o * n + k) * inner..(o * n + k + 1) * inner];
             for (acc, &x) in row.iter_mut().zip(src) {
-                if x > *acc || x.is_nan() {
+                if !acc.is_nan() && which.beats(x, *acc) {
                     *acc = x;
                 }
             }

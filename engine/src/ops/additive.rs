@@ -67,9 +67,9 @@ impl Tensor {
             dims,
         );
         [
-            Tensor::from_parts(grads.queries, self.shape().to_vec()),
-            Tensor::from_parts(grads.keys, keys.shape().to_vec()),
-            Tensor::from_parts(grads.w, w.shape().to_vec()),
+            Tensor::from_parts("additive_scores", grads.queries, self.shape().to_vec()),
+            Tensor::from_parts("additive_scores", grads.keys, keys.shape().to_vec()),
+            Tensor::from_parts("additive_scores", grads.w, w.shape().to_vec()),
         ]
     }
 }

@@ -35,7 +35,7 @@ impl Tensor {
         };
         match op {
             Some(op) => Tensor::from_op(data, out, op),
-            None => Tensor::from_parts(data, out),
+            None => Tensor::from_parts(f.name(), data, out),
         }
     }
 
@@ -61,6 +61,30 @@ impl Tensor {
     #[track_caller]
     pub fn div(&self, rhs: &Tensor) -> Tensor {
         self.binary(rhs, BinaryFn::Div, Some(Op::Div(self.clone(), rhs.clone())))
+    }
+
+    /// The elementwise larger of `self` and `rhs`, with broadcasting, like
+    /// `torch.maximum`. The gradient goes to the larger operand, half to each on a tie (as
+    /// in PyTorch). A NaN on either side gives NaN.
+    ///
+    /// ```
+    /// use engine::Tensor;
+    /// let x = Tensor::from_vec(vec![-2.0, 0.5, 3.0], [3]);
+    /// let floor = Tensor::scalar(0.0);
+    /// assert_eq!(x.maximum(&floor).to_vec(), vec![0.0, 0.5, 3.0]); // relu, written out
+    /// ```
+    #[track_caller]
+    pub fn maximum(&self, rhs: &Tensor) -> Tensor {
+        let op = Op::Maximum(self.clone(), rhs.clone());
+        self.binary(rhs, BinaryFn::Maximum, Some(op))
+    }
+
+    /// The elementwise smaller of `self` and `rhs`, with broadcasting, like
+    /// `torch.minimum`; gradients as in [`maximum`](Tensor::maximum).
+    #[track_caller]
+    pub fn minimum(&self, rhs: &Tensor) -> Tensor {
+        let op = Op::Minimum(self.clone(), rhs.clone());
+        self.binary(rhs, BinaryFn::Minimum, Some(op))
     }
 
     /// Mask of `self > rhs` (1.0 where true, 0.0 elsewhere), with broadcasting. Masks are

@@ -23,6 +23,13 @@ pub(crate) enum UnaryFn {
     GeluErfGrad,
     /// d/dx of `GeluTanh`.
     GeluTanhGrad,
+    Abs,
+    /// −1, 0 or 1 (NaN stays NaN): the derivative of `abs`, 0 at 0 as in PyTorch.
+    Sign,
+    /// `x` held within `[min, max]` (either may be infinite); NaN stays NaN.
+    Clamp(f32, f32),
+    /// 1 where `min ≤ x ≤ max`, else 0: the derivative of `clamp`, as PyTorch takes it.
+    ClampGrad(f32, f32),
 }
 
 const SQRT_2_OVER_PI: f32 = 0.797_884_6;
@@ -38,6 +45,25 @@ fn normal_pdf(x: f32) -> f32 {
 }
 
 impl UnaryFn {
+    /// The public op this function computes (or whose derivative it is), for messages.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            UnaryFn::Neg => "neg",
+            UnaryFn::Exp => "exp",
+            UnaryFn::Log => "log",
+            UnaryFn::Tanh => "tanh",
+            UnaryFn::Sigmoid => "sigmoid",
+            UnaryFn::Relu | UnaryFn::Step => "relu",
+            UnaryFn::GeluErf | UnaryFn::GeluTanh | UnaryFn::GeluErfGrad | UnaryFn::GeluTanhGrad => {
+                "gelu"
+            }
+            UnaryFn::Sqrt => "sqrt",
+            UnaryFn::Powf(_) => "powf",
+            UnaryFn::Abs | UnaryFn::Sign => "abs",
+            UnaryFn::Clamp(..) | UnaryFn::ClampGrad(..) => "clamp",
+        }
+    }
+
     pub(crate) fn apply(self, x: f32) -> f32 {
         match self {
             UnaryFn::Neg => -x,
@@ -76,6 +102,33 @@ impl UnaryFn {
                 0.5 * (1.0 + t)
                     + 0.5 * x * (1.0 - t * t) * SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_CUBIC * x * x)
             }
+            UnaryFn::Abs => x.abs(),
+            UnaryFn::Sign => {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    x * 0.0 // 0 at ±0, NaN at NaN
+                }
+            }
+            // Comparisons rather than `f32::max`/`min`, which would turn a NaN into a bound.
+            UnaryFn::Clamp(min, max) => {
+                if x < min {
+                    min
+                } else if x > max {
+                    max
+                } else {
+                    x
+                }
+            }
+            UnaryFn::ClampGrad(min, max) => {
+                if min <= x && x <= max {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
         }
     }
 }
@@ -93,6 +146,10 @@ pub(crate) enum BinaryFn {
     Lt,
     Le,
     Eq,
+    /// The larger of the two (NaN if either is NaN, as `torch.maximum`).
+    Maximum,
+    /// The smaller of the two (NaN if either is NaN, as `torch.minimum`).
+    Minimum,
 }
 
 impl BinaryFn {
@@ -108,6 +165,20 @@ impl BinaryFn {
             BinaryFn::Lt => truth(a < b),
             BinaryFn::Le => truth(a <= b),
             BinaryFn::Eq => truth(a == b),
+            BinaryFn::Maximum => {
+                if a.is_nan() || b.is_nan() {
+                    f32::NAN
+                } else {
+                    a.max(b)
+                }
+            }
+            BinaryFn::Minimum => {
+                if a.is_nan() || b.is_nan() {
+                    f32::NAN
+                } else {
+                    a.min(b)
+                }
+            }
         }
     }
 
@@ -122,6 +193,8 @@ impl BinaryFn {
             BinaryFn::Lt => "lt",
             BinaryFn::Le => "le",
             BinaryFn::Eq => "eq",
+            BinaryFn::Maximum => "maximum",
+            BinaryFn::Minimum => "minimum",
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Picking and replacing entries: `index_select`, `embedding`, `masked_fill`, `where_cond`.
+//! Picking and replacing entries: `index_select`, `embedding`, `masked_fill`, `where_cond`,
+//! the triangles `tril` and `triu`, `repeat_interleave`.
 //!
 //! The engine has one element type, so indices are `f32` tensors holding whole numbers
 //! (exact up to 2²⁴), and masks are `f32` tensors of 0s and 1s. Both are checked.
@@ -57,10 +58,11 @@ impl Tensor {
         );
         let vocab = weight.shape()[0];
         check::indices("embedding", &ids.to_vec(), vocab, "the vocabulary size");
-        let flat = ids.reshape([-1]);
-        let rows = weight.index_select(0, &flat);
         let mut shape = ids.shape().to_vec();
         shape.push(weight.shape()[1]);
+        memory::ensure_can_allocate("embedding", &shape);
+        let flat = ids.reshape([-1]);
+        let rows = weight.index_select(0, &flat);
         rows.reshape(shape)
     }
 
@@ -111,11 +113,64 @@ impl Tensor {
             )
         });
         check::zero_one("masked_fill", "the mask", mask.buffer().as_slice());
+        memory::ensure_can_allocate("masked_fill", self.shape());
         mask.where_cond(&Tensor::scalar(value), self)
     }
 }
 
 impl Tensor {
+    /// The lower triangle of the last two dimensions (a batch of matrices), like
+    /// `torch.tril(x, diagonal)`: entry `(i, j)` is kept where `j ≤ i + diagonal` and
+    /// becomes 0 elsewhere. `diagonal = 0` keeps the main diagonal, `-1` starts below it,
+    /// `1` above. The gradient passes only through the kept entries.
+    ///
+    /// ```
+    /// use engine::Tensor;
+    /// let causal = Tensor::ones([3, 3]).tril(0); // 1 where query i may see key j ≤ i
+    /// assert_eq!(causal.to_vec(), vec![1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0]);
+    /// ```
+    #[track_caller]
+    pub fn tril(&self, diagonal: i64) -> Tensor {
+        self.triangle("tril", diagonal, |i, j, k| j <= i + k)
+    }
+
+    /// The upper triangle of the last two dimensions, like `torch.triu(x, diagonal)`:
+    /// entry `(i, j)` is kept where `j ≥ i + diagonal` and becomes 0 elsewhere.
+    /// `x.triu(1)` is what a causal mask hides (the keys after each query).
+    ///
+    /// ```
+    /// use engine::Tensor;
+    /// let future = Tensor::ones([3, 3]).triu(1);
+    /// assert_eq!(future.to_vec(), vec![0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]);
+    /// ```
+    #[track_caller]
+    pub fn triu(&self, diagonal: i64) -> Tensor {
+        self.triangle("triu", diagonal, |i, j, k| j >= i + k)
+    }
+
+    /// Keeps the entries `(i, j)` of the last two dimensions for which `keep(i, j, diagonal)`
+    /// holds and zeroes the others, through `where_cond` so that a kept entry's gradient
+    /// passes and a NaN or an infinity outside the triangle does not leak into the result.
+    #[track_caller]
+    fn triangle(&self, op: &str, diagonal: i64, keep: fn(i64, i64, i64) -> bool) -> Tensor {
+        check::ensure(self.rank() >= 2, op, || {
+            format!(
+                "needs a matrix or a batch of matrices (rank ≥ 2), found shape {:?}",
+                self.shape()
+            )
+        });
+        let (rows, cols) = (self.shape()[self.rank() - 2], self.shape()[self.rank() - 1]);
+        memory::ensure_can_allocate(op, self.shape());
+        let mut pattern = Vec::with_capacity(rows * cols);
+        for i in 0..rows as i64 {
+            for j in 0..cols as i64 {
+                pattern.push(if keep(i, j, diagonal) { 1.0 } else { 0.0 });
+            }
+        }
+        let pattern = Tensor::from_parts(op, pattern, vec![rows, cols]);
+        pattern.where_cond(self, &Tensor::scalar(0.0))
+    }
+
     /// Repeats each entry of dimension `dim` `repeats` times in place, like
     /// `torch.repeat_interleave(x, repeats, dim)`: `[a, b]` becomes `[a, a, b, b]`.
     /// (Compare `concat(&[x, x])`, which gives `[a, b, a, b]`: mixing the two up is a classic

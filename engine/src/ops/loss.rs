@@ -1,6 +1,7 @@
-//! Cross-entropy over integer class targets.
+//! Losses: cross-entropy over integer class targets, and the mean squared error.
 
 use crate::check;
+use crate::memory;
 use crate::tensor::Tensor;
 
 /// How a per-example loss is reduced, as PyTorch's `reduction=` argument.
@@ -46,6 +47,7 @@ impl Tensor {
             },
         );
         let classes = self.shape()[rank - 1];
+        memory::ensure_can_allocate("cross_entropy", self.shape());
         let picked = check::indices("cross_entropy", &targets.to_vec(), classes, "class count");
         // The loss picks −log_softmax at each target. Picking with `where_cond` rather than
         // multiplying by a one-hot keeps a -inf logit elsewhere in the row from turning
@@ -54,13 +56,47 @@ impl Tensor {
         for (row, &c) in picked.iter().enumerate() {
             onehot[row * classes + c] = 1.0;
         }
-        let onehot = Tensor::from_parts(onehot, self.shape().to_vec());
+        let onehot = Tensor::from_parts("cross_entropy", onehot, self.shape().to_vec());
         let picked = onehot.where_cond(&self.log_softmax(-1), &Tensor::scalar(0.0));
         let per_example = -picked.sum_dim(-1);
+        per_example.reduce_loss(reduction)
+    }
+
+    /// The squared error between `self` (predictions) and `target`, elementwise, then
+    /// reduced, like `torch.nn.functional.mse_loss(input, target, reduction=…)`
+    /// (`Reduction::Mean`, PyTorch's default, is the mean over every element). The two
+    /// shapes must be equal: PyTorch broadcasts them with only a warning, a classic way to
+    /// train on the wrong loss without noticing.
+    ///
+    /// ```
+    /// use engine::{Reduction, Tensor};
+    /// let predicted = Tensor::from_vec(vec![1.0, 2.0, 4.0], [3]);
+    /// let target = Tensor::from_vec(vec![1.0, 3.0, 2.0], [3]);
+    /// let mean = predicted.mse_loss(&target, Reduction::Mean).item(); // (0 + 1 + 4) / 3
+    /// assert!((mean - 5.0 / 3.0).abs() < 1e-6);
+    /// assert_eq!(predicted.mse_loss(&target, Reduction::Sum).item(), 5.0);
+    /// ```
+    #[track_caller]
+    pub fn mse_loss(&self, target: &Tensor, reduction: Reduction) -> Tensor {
+        check::ensure(self.shape() == target.shape(), "mse_loss", || {
+            format!(
+                "the prediction has shape {:?} but the target has {:?}; they must be equal. hint: a missing or extra size-1 dimension (e.g. [N, 1] against [N]) is a common cause: reshape or squeeze one of them",
+                self.shape(),
+                target.shape()
+            )
+        });
+        // Asked here, so that a refusal names the op the caller wrote, not the `sub` inside.
+        memory::ensure_can_allocate("mse_loss", self.shape());
+        (self - target).square().reduce_loss(reduction)
+    }
+
+    /// Reduces a loss per example (or per element) as `reduction` asks.
+    #[track_caller]
+    fn reduce_loss(self, reduction: Reduction) -> Tensor {
         match reduction {
-            Reduction::Mean => per_example.mean(),
-            Reduction::Sum => per_example.sum(),
-            Reduction::None => per_example,
+            Reduction::Mean => self.mean(),
+            Reduction::Sum => self.sum(),
+            Reduction::None => self,
         }
     }
 }

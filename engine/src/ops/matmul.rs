@@ -131,7 +131,7 @@ impl Tensor {
         );
         match op {
             Some(op) => Tensor::from_op(data, shape, op),
-            None => Tensor::from_parts(data, shape),
+            None => Tensor::from_parts(name, data, shape),
         }
     }
 
@@ -150,6 +150,9 @@ impl Tensor {
                 rhs.shape()[0]
             )
         });
+        let (b, m, n) = (self.shape()[0], self.shape()[1], rhs.shape()[2]);
+        // Asked here, so that a refusal names the op the caller wrote.
+        crate::memory::ensure_can_allocate("bmm", &[b, m, n]);
         self.matmul(rhs)
     }
 }

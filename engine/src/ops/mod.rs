@@ -13,6 +13,7 @@ mod matmul;
 mod random;
 mod reduce;
 mod reshape;
+mod select;
 mod softmax;
 mod unary;
 

@@ -30,6 +30,7 @@ impl Tensor {
         let shape = random_shape("rand", shape);
         let dist = Uniform::new(low, high).expect("checked bounds");
         Tensor::from_parts(
+            "rand",
             (0..numel(&shape)).map(|_| dist.sample(rng)).collect(),
             shape,
         )
@@ -61,6 +62,7 @@ impl Tensor {
         let shape = random_shape("normal", shape);
         let dist = Normal::new(mean, std).expect("checked parameters");
         Tensor::from_parts(
+            "normal",
             (0..numel(&shape)).map(|_| dist.sample(rng)).collect(),
             shape,
         )
@@ -89,7 +91,7 @@ impl Tensor {
                 .map(|_| if keep.sample(rng) { scale } else { 0.0 })
                 .collect()
         });
-        self * Tensor::from_parts(mask, self.shape().to_vec())
+        self * Tensor::from_parts("dropout", mask, self.shape().to_vec())
     }
 }
 

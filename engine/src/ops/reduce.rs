@@ -1,7 +1,10 @@
-//! Reductions: `sum`, `mean`, `max`, over everything or over chosen dimensions.
+//! Reductions: `sum`, `mean`, `max`, `min`, `logsumexp`, over everything or over chosen
+//! dimensions; and the running sum `cumsum`.
 
 use crate::check;
-use crate::cpu::reduce;
+use crate::cpu::reduce::{self, Extreme};
+use crate::memory;
+use crate::cpu::select;
 use crate::op::Op;
 use crate::shape::{Dim, ShapeArg, split_at_dim};
 use crate::tensor::Tensor;
@@ -148,49 +151,145 @@ impl Tensor {
     /// gradient is NaN too (PyTorch routes it to the NaN's position instead).
     #[track_caller]
     pub fn max(&self) -> Tensor {
-        check::ensure(self.numel() > 0, "max", || "the tensor is empty".into());
-        let data = vec![reduce::max_dim(self.buffer().as_slice(), (1, self.numel(), 1))[0]];
-        Tensor::from_op(
-            data,
-            vec![],
-            Op::Max {
-                x: self.clone(),
-                dim: None,
-                keepdim: false,
-            },
-        )
+        self.extreme_all("max", Extreme::Max)
+    }
+
+    /// The smallest element, as a scalar tensor; ties share the gradient equally, as for
+    /// [`max`](Tensor::max).
+    #[track_caller]
+    pub fn min(&self) -> Tensor {
+        self.extreme_all("min", Extreme::Min)
     }
 
     /// The maximum over one dimension (values only, like `amax`), which disappears from the
-    /// shape. Ties share the gradient equally.
+    /// shape. Ties share the gradient equally. For the indices too, as `torch.max(x, dim)`
+    /// gives them, see [`max_dim_with_indices`](Tensor::max_dim_with_indices).
     #[track_caller]
     pub fn max_dim(&self, dim: impl Dim) -> Tensor {
-        let d = dim.resolve("max_dim", self.rank());
-        self.max_dim_resolved("max_dim", d, false)
+        self.extreme_dim("max_dim", dim, Extreme::Max, false)
     }
 
     /// The maximum over one dimension, which stays with size 1 (as softmax's shift needs).
     #[track_caller]
     pub fn max_dim_keepdim(&self, dim: impl Dim) -> Tensor {
-        let d = dim.resolve("max_dim_keepdim", self.rank());
-        self.max_dim_resolved("max_dim_keepdim", d, true)
+        self.extreme_dim("max_dim_keepdim", dim, Extreme::Max, true)
+    }
+
+    /// The minimum over one dimension (values only, like `amin`), which disappears from the
+    /// shape. Ties share the gradient equally. For the indices too, see
+    /// [`min_dim_with_indices`](Tensor::min_dim_with_indices).
+    #[track_caller]
+    pub fn min_dim(&self, dim: impl Dim) -> Tensor {
+        self.extreme_dim("min_dim", dim, Extreme::Min, false)
+    }
+
+    /// The minimum over one dimension, which stays with size 1.
+    #[track_caller]
+    pub fn min_dim_keepdim(&self, dim: impl Dim) -> Tensor {
+        self.extreme_dim("min_dim_keepdim", dim, Extreme::Min, true)
+    }
+
+    /// The op that records `max` or `min` of `self` over `dim` (`None`: everything).
+    fn extreme_op(&self, which: Extreme, dim: Option<usize>, keepdim: bool) -> Op {
+        let x = self.clone();
+        match which {
+            Extreme::Max => Op::Max { x, dim, keepdim },
+            Extreme::Min => Op::Min { x, dim, keepdim },
+        }
     }
 
     #[track_caller]
-    fn max_dim_resolved(&self, op: &str, d: usize, keepdim: bool) -> Tensor {
+    fn extreme_all(&self, op: &str, which: Extreme) -> Tensor {
+        check::ensure(self.numel() > 0, op, || "the tensor is empty".into());
+        let all = (1, self.numel(), 1);
+        let data = reduce::extreme_dim(self.buffer().as_slice(), all, which);
+        Tensor::from_op(data, vec![], self.extreme_op(which, None, false))
+    }
+
+    #[track_caller]
+    fn extreme_dim(&self, op: &str, dim: impl Dim, which: Extreme, keepdim: bool) -> Tensor {
+        let d = dim.resolve(op, self.rank());
         check::ensure(self.shape()[d] > 0, op, || {
             format!("dimension {d} of shape {:?} is empty", self.shape())
         });
-        let data = reduce::max_dim(self.buffer().as_slice(), split_at_dim(self.shape(), d));
+        let parts = split_at_dim(self.shape(), d);
+        let data = reduce::extreme_dim(self.buffer().as_slice(), parts, which);
         let shape = reduced_shape(self.shape(), &[d], keepdim);
-        Tensor::from_op(
-            data,
-            shape,
-            Op::Max {
-                x: self.clone(),
-                dim: Some(d),
-                keepdim,
-            },
-        )
+        Tensor::from_op(data, shape, self.extreme_op(which, Some(d), keepdim))
+    }
+
+    /// `log Σ exp(x)` over one dimension, which disappears from the shape, like
+    /// `torch.logsumexp(x, dim)`: computed as `m + log Σ exp(x − m)` with `m` the maximum,
+    /// so large values do not overflow, and a line of only `-inf` gives `-inf` (as in
+    /// PyTorch). Its gradient is `softmax(x)` along `dim`.
+    ///
+    /// ```
+    /// use engine::Tensor;
+    /// let x = Tensor::from_vec(vec![1000.0, 1000.0, 0.0, f32::NEG_INFINITY], [2, 2]);
+    /// let lse = x.logsumexp(-1);
+    /// assert!((lse.to_vec()[0] - (1000.0 + 2f32.ln())).abs() < 1e-3); // no overflow
+    /// assert_eq!(lse.to_vec()[1], 0.0); // log(e⁰ + 0)
+    /// ```
+    #[track_caller]
+    pub fn logsumexp(&self, dim: impl Dim) -> Tensor {
+        let d = dim.resolve("logsumexp", self.rank());
+        self.logsumexp_keepdim(d).squeeze(d)
+    }
+
+    /// Like [`logsumexp`](Tensor::logsumexp), keeping `dim` with size 1 (PyTorch's
+    /// `keepdim=True`), so the result broadcasts against `self`: `x - x.logsumexp_keepdim(-1)`
+    /// is `log_softmax`.
+    #[track_caller]
+    pub fn logsumexp_keepdim(&self, dim: impl Dim) -> Tensor {
+        let d = dim.resolve("logsumexp_keepdim", self.rank());
+        check::ensure(self.shape()[d] > 0, "logsumexp", || {
+            format!("dimension {d} of shape {:?} is empty", self.shape())
+        });
+        memory::ensure_can_allocate("logsumexp", self.shape());
+        // The shift is a constant (it cancels in the value), and an infinite maximum (a line
+        // of -inf, or a +inf) is replaced by 0 so that x − m never computes ∞ − ∞.
+        let shift = crate::no_grad(|| {
+            let m = self.max_dim_keepdim(d);
+            let finite = m.abs().lt(&Tensor::scalar(f32::INFINITY));
+            finite.where_cond(&m, &Tensor::scalar(0.0))
+        });
+        (self - &shift).exp().sum_dim_keepdim(d).log() + shift
+    }
+
+    /// The running sum along `dim`, like `torch.cumsum(x, dim)`: entry `j` is the sum of
+    /// entries `0..=j`. The shape is unchanged. Added in order along the line, so the
+    /// result is the same on every machine.
+    ///
+    /// ```
+    /// use engine::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], [4]);
+    /// assert_eq!(x.cumsum(0).to_vec(), vec![1.0, 3.0, 6.0, 10.0]);
+    /// ```
+    #[track_caller]
+    pub fn cumsum(&self, dim: impl Dim) -> Tensor {
+        let d = dim.resolve("cumsum", self.rank().max(1));
+        let parts = cumsum_parts(self.shape(), d);
+        let data = select::cumsum(self.buffer().as_slice(), parts, false);
+        Tensor::from_op(data, self.shape().to_vec(), Op::Cumsum { x: self.clone(), dim: d })
+    }
+
+    /// The running sum from the end along `dim` (the derivative of [`cumsum`]); records
+    /// nothing.
+    ///
+    /// [`cumsum`]: Tensor::cumsum
+    pub(crate) fn cumsum_reversed(&self, dim: usize) -> Tensor {
+        let parts = cumsum_parts(self.shape(), dim);
+        let data = select::cumsum(self.buffer().as_slice(), parts, true);
+        Tensor::from_parts("cumsum", data, self.shape().to_vec())
+    }
+}
+
+/// `[outer, n, inner]` around `dim`; a scalar is one line of one value (PyTorch accepts
+/// `dim` 0 or -1 there).
+fn cumsum_parts(shape: &[usize], dim: usize) -> (usize, usize, usize) {
+    if shape.is_empty() {
+        (1, 1, 1)
+    } else {
+        split_at_dim(shape, dim)
     }
 }

@@ -85,6 +85,40 @@ impl Tensor {
         self.reshape(shape)
     }
 
+    /// Merges dimensions `start_dim..=end_dim` into one, like `torch.flatten(x, start_dim,
+    /// end_dim)`; the values are shared, not copied. `flatten(0, -1)` makes a 1-D tensor
+    /// (PyTorch's `x.flatten()`), `flatten(1, -1)` keeps the batch dimension (`x.flatten(1)`).
+    /// A scalar becomes a 1-D tensor of one value, as in PyTorch.
+    ///
+    /// ```
+    /// use engine::Tensor;
+    /// let heads = Tensor::zeros([2, 5, 4, 8]); // [batch, tokens, heads, head size]
+    /// assert_eq!(heads.flatten(2, 3).shape(), &[2, 5, 32]); // heads merged back
+    /// assert_eq!(heads.flatten(0, -1).shape(), &[320]);
+    /// ```
+    #[track_caller]
+    pub fn flatten(&self, start_dim: impl Dim, end_dim: impl Dim) -> Tensor {
+        if self.rank() == 0 {
+            // PyTorch accepts 0 or -1 for both on a scalar.
+            start_dim.resolve("flatten", 1);
+            end_dim.resolve("flatten", 1);
+            return self.reshape([1]);
+        }
+        let start = start_dim.resolve("flatten", self.rank());
+        let end = end_dim.resolve("flatten", self.rank());
+        check::ensure(start <= end, "flatten", || {
+            format!(
+                "start_dim ({start}) comes after end_dim ({end}) in a tensor of rank {}; hint: flatten(0, -1) flattens everything",
+                self.rank()
+            )
+        });
+        let shape = self.shape();
+        let mut merged = shape[..start].to_vec();
+        merged.push(shape[start..=end].iter().product());
+        merged.extend_from_slice(&shape[end + 1..]);
+        self.reshape(merged)
+    }
+
     /// Reorders the dimensions: dimension `d` of the result is dimension `dims[d]` of `self`.
     ///
     /// ```
@@ -127,6 +161,8 @@ impl Tensor {
         );
         let mut perm: Vec<usize> = (0..self.rank()).collect();
         perm.swap(a, b);
+        // Asked here so that a refusal names the op the caller wrote.
+        memory::ensure_can_allocate("transpose", self.shape());
         self.permute(perm)
     }
 

@@ -47,7 +47,7 @@ impl Tensor {
             let n = self.shape()[dim];
             let data =
                 reduce::softmax_backward_rows(self.buffer().as_slice(), g.buffer().as_slice(), n);
-            return Tensor::from_parts(data, self.shape().to_vec());
+            return Tensor::from_parts("softmax", data, self.shape().to_vec());
         }
         self * (g - (g * self).sum_dim_keepdim(dim))
     }

@@ -1,7 +1,8 @@
 //! Elementwise functions of one tensor: `neg`, `exp`, `log`, `tanh`, `sigmoid`, `relu`,
-//! `gelu`, `sqrt`, `powf`.
+//! `gelu`, `sqrt`, `powf`, `abs`, `clamp`.
 
 use super::elementwise_fn::UnaryFn;
+use crate::check;
 use crate::cpu::elementwise;
 use crate::op::{GeluApprox, Op};
 use crate::tensor::Tensor;
@@ -14,7 +15,7 @@ impl Tensor {
         let data = elementwise::map(self.buffer().as_slice(), |x| f.apply(x));
         match op {
             Some(op) => Tensor::from_op(data, self.shape().to_vec(), op),
-            None => Tensor::from_parts(data, self.shape().to_vec()),
+            None => Tensor::from_parts(f.name(), data, self.shape().to_vec()),
         }
     }
 
@@ -81,5 +82,54 @@ impl Tensor {
     #[track_caller]
     pub fn square(&self) -> Tensor {
         self.powf(2.0)
+    }
+
+    /// The absolute value. Its derivative is the sign of `x`, taken as 0 at exactly 0, as
+    /// in PyTorch.
+    #[track_caller]
+    pub fn abs(&self) -> Tensor {
+        self.unary(UnaryFn::Abs, Some(Op::Abs(self.clone())))
+    }
+
+    /// Every element held within `[min, max]`, like `torch.clamp(x, min, max)`. The
+    /// gradient passes where `min ≤ x ≤ max` (bounds included, as in PyTorch) and is 0
+    /// where a bound took over. A NaN stays NaN. `min` must not exceed `max` (PyTorch would
+    /// silently return `max` everywhere).
+    ///
+    /// ```
+    /// use engine::Tensor;
+    /// let x = Tensor::from_vec(vec![-3.0, 0.5, 2.0], [3]);
+    /// assert_eq!(x.clamp(-1.0, 1.0).to_vec(), vec![-1.0, 0.5, 1.0]);
+    /// ```
+    #[track_caller]
+    pub fn clamp(&self, min: f32, max: f32) -> Tensor {
+        check::ensure(!min.is_nan() && !max.is_nan() && min <= max, "clamp", || {
+            format!("needs min ≤ max (neither NaN), found min = {min}, max = {max}; hint: for one bound only, use clamp_min or clamp_max")
+        });
+        self.clamp_resolved(min, max)
+    }
+
+    /// Every element at least `min`, like `torch.clamp(x, min=min)` (`clamp_min`).
+    #[track_caller]
+    pub fn clamp_min(&self, min: f32) -> Tensor {
+        check::ensure(!min.is_nan(), "clamp_min", || "the bound is NaN".into());
+        self.clamp_resolved(min, f32::INFINITY)
+    }
+
+    /// Every element at most `max`, like `torch.clamp(x, max=max)` (`clamp_max`).
+    #[track_caller]
+    pub fn clamp_max(&self, max: f32) -> Tensor {
+        check::ensure(!max.is_nan(), "clamp_max", || "the bound is NaN".into());
+        self.clamp_resolved(f32::NEG_INFINITY, max)
+    }
+
+    #[track_caller]
+    fn clamp_resolved(&self, min: f32, max: f32) -> Tensor {
+        let op = Op::Clamp {
+            x: self.clone(),
+            min,
+            max,
+        };
+        self.unary(UnaryFn::Clamp(min, max), Some(op))
     }
 }
