@@ -10,7 +10,11 @@ fn the_cache_buffers_are_counted_in_live_bytes_until_the_cache_is_dropped() {
     let values = Tensor::zeros([2, 2, 5, 3]);
     let before = memory::live_bytes();
     let mut cache = KvCache::new(8);
-    assert_eq!(memory::live_bytes(), before, "nothing before the first append");
+    assert_eq!(
+        memory::live_bytes(),
+        before,
+        "nothing before the first append"
+    );
     no_grad(|| cache.append(&keys, &values));
     // Capacity 8 of [B, H] = [2, 2]: 2·2·8·(4 + 3) values of 4 bytes.
     assert_eq!(cache.capacity(), 8);

@@ -335,9 +335,7 @@ fn to_extremes(x: &Tensor, out: &Tensor, g: &Tensor, dim: Option<usize>, keepdim
 /// each element of `g` goes to the operand that won, or half to each on a tie.
 fn extremum_grads(a: &Tensor, b: &Tensor, g: &Tensor, wins: BinaryFn) -> Vec<Option<Tensor>> {
     let half_on_ties = a.eq_mask(b) * 0.5;
-    let share = |winner: &Tensor, loser: &Tensor| {
-        winner.binary(loser, wins, None) + &half_on_ties
-    };
+    let share = |winner: &Tensor, loser: &Tensor| winner.binary(loser, wins, None) + &half_on_ties;
     vec![
         a.requires_grad()
             .then(|| sum_to(&(g * share(a, b)), a.shape())),

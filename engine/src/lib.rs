@@ -46,17 +46,19 @@
 //!
 //! | op | forward (checks, then kernel) | kernel | derivative: arm of `input_grads` in `backprop.rs` |
 //! |---|---|---|---|
-//! | `add` `sub` `mul` `div` | `ops/arithmetic.rs` | `cpu/elementwise.rs` | `Op::Add` … `Op::Div` |
-//! | `neg` `exp` `log` `tanh` `sigmoid` `relu` `gelu` `sqrt` `powf` | `ops/unary.rs` | `ops/elementwise_fn.rs` | `Op::Neg` … `Op::Powf` |
-//! | `sum` `sum_dim` `sum_dims` `max` `max_dim` (`mean` = sum × 1/n) | `ops/reduce.rs` | `cpu/reduce.rs` | `Op::Sum`, `Op::Max` |
+//! | `add` `sub` `mul` `div` `maximum` `minimum` | `ops/arithmetic.rs` | `cpu/elementwise.rs` | `Op::Add` … `Op::Div`, `Op::Maximum`, `Op::Minimum` |
+//! | `neg` `exp` `log` `tanh` `sigmoid` `relu` `gelu` `sqrt` `powf` `abs` `clamp` | `ops/unary.rs` | `ops/elementwise_fn.rs` | `Op::Neg` … `Op::Powf`, `Op::Abs`, `Op::Clamp` |
+//! | `sum` `sum_dim` `sum_dims` `max` `max_dim` `min` `min_dim` (`mean` = sum × 1/n; `logsumexp` composed) | `ops/reduce.rs` | `cpu/reduce.rs` | `Op::Sum`, `Op::Max`, `Op::Min` |
+//! | `cumsum` | `ops/reduce.rs` | `cpu/select.rs` | `Op::Cumsum` |
+//! | `argmax` `argmin` `max_dim_with_indices` `topk` `gather` | `ops/select.rs` | `cpu/select.rs` | `Op::Gather` (indices take no gradient) |
 //! | `softmax` `log_softmax` | `ops/softmax.rs` | `cpu/reduce.rs` | `Op::Softmax`, `Op::LogSoftmax` |
 //! | `matmul` `bmm` `matmul_t` | `ops/matmul.rs` | `cpu/matmul.rs` | `Op::Matmul`, `Op::MatmulT` |
 //! | `additive_scores` (fused `Σₕ w tanh(q + k)`) | `ops/additive.rs` | `cpu/additive.rs` | `Op::AdditiveScores` |
-//! | `reshape` `unsqueeze` `squeeze` `permute` `transpose` `broadcast_to` `expand` | `ops/reshape.rs` | `cpu/layout.rs` | `Op::Reshape`, `Op::Permute`, `Op::Expand` |
+//! | `reshape` `flatten` `unsqueeze` `squeeze` `permute` `transpose` `broadcast_to` `expand` | `ops/reshape.rs` | `cpu/layout.rs` | `Op::Reshape`, `Op::Permute`, `Op::Expand` |
 //! | `concat` `stack` `narrow` `slice` | `ops/join.rs` | `cpu/layout.rs` | `Op::Concat`, `Op::Narrow` |
-//! | `index_select` `embedding` `repeat_interleave` `where_cond` `masked_fill` | `ops/indexing.rs` | `cpu/layout.rs`, `cpu/elementwise.rs` | `Op::IndexSelect`, `Op::Where` |
+//! | `index_select` `embedding` `repeat_interleave` `where_cond` `masked_fill` `tril` `triu` | `ops/indexing.rs` | `cpu/layout.rs`, `cpu/elementwise.rs` | `Op::IndexSelect`, `Op::Where` |
 //! | `dropout`, `rand`, `randn` | `ops/random.rs` | — (a `mul` by a mask) | through `Op::Mul` |
-//! | `cross_entropy` | `ops/loss.rs` | — (composed) | through the ops it uses |
+//! | `cross_entropy` `mse_loss` | `ops/loss.rs` | — (composed) | through the ops it uses |
 //!
 //! Design choices a reader should know:
 //! - Every tensor is stored contiguously in row-major order. `transpose` and `permute` copy;

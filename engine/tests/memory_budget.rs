@@ -68,7 +68,10 @@ macro_rules! refuses {
 }
 
 fn x() -> Tensor {
-    Tensor::from_vec((0..512).map(|i| (i as f32 * 0.37).sin()).collect(), [16, 32])
+    Tensor::from_vec(
+        (0..512).map(|i| (i as f32 * 0.37).sin()).collect(),
+        [16, 32],
+    )
 }
 
 #[test]
@@ -83,7 +86,11 @@ fn creation_functions_are_refused() {
     refuses!("full_like", [16, 32], like.full_like(2.0));
     refuses!("arange", [512], Tensor::arange(512));
     refuses!("arange_step", [512], Tensor::arange_step(0.0, 512.0, 1.0));
-    refuses!("from_vec", [16, 32], Tensor::from_vec(values.clone(), [16, 32]));
+    refuses!(
+        "from_vec",
+        [16, 32],
+        Tensor::from_vec(values.clone(), [16, 32])
+    );
     refuses!("rand", [16, 32], Tensor::rand([16, 32], 0.0, 1.0));
     refuses!("normal", [16, 32], Tensor::randn([16, 32]));
 }
@@ -143,13 +150,25 @@ fn indexing_and_selection_ops_are_refused() {
     let index = Tensor::zeros([16, 8]);
     refuses!("index_select", [8, 32], a.index_select(0, &rows));
     refuses!("embedding", [8, 32], Tensor::embedding(&rows, &a));
-    refuses!("where_cond", [16, 32], mask.where_cond(&a, &Tensor::scalar(0.0)));
+    refuses!(
+        "where_cond",
+        [16, 32],
+        mask.where_cond(&a, &Tensor::scalar(0.0))
+    );
     refuses!("masked_fill", [16, 32], a.masked_fill(&mask, -1e9));
     refuses!("gather", [16, 8], a.gather(1, &index));
     refuses!("topk", [16, 8], a.topk(8, 1).0);
     let pairs = a.reshape([256, 2]);
-    refuses!("max_dim_with_indices", [256], pairs.max_dim_with_indices(1).0);
-    refuses!("min_dim_keepdim_with_indices", [256, 1], pairs.min_dim_keepdim_with_indices(1).1);
+    refuses!(
+        "max_dim_with_indices",
+        [256],
+        pairs.max_dim_with_indices(1).0
+    );
+    refuses!(
+        "min_dim_keepdim_with_indices",
+        [256, 1],
+        pairs.min_dim_keepdim_with_indices(1).1
+    );
 }
 
 #[test]
@@ -160,9 +179,21 @@ fn products_and_losses_are_refused() {
     refuses!("matmul", [16, 16], a.matmul(&at));
     let (left, right) = (a.reshape([2, 8, 32]), a.reshape([2, 32, 8]));
     refuses!("bmm", [2, 8, 8], left.bmm(&right));
-    refuses!("cross_entropy", [16, 32], a.cross_entropy(&targets, Reduction::Mean));
-    refuses!("mse_loss", [16, 32], a.mse_loss(&a.detach(), Reduction::Mean));
-    let (q, k, w) = (x().reshape([1, 16, 32]), x().reshape([1, 16, 32]), Tensor::ones([32]));
+    refuses!(
+        "cross_entropy",
+        [16, 32],
+        a.cross_entropy(&targets, Reduction::Mean)
+    );
+    refuses!(
+        "mse_loss",
+        [16, 32],
+        a.mse_loss(&a.detach(), Reduction::Mean)
+    );
+    let (q, k, w) = (
+        x().reshape([1, 16, 32]),
+        x().reshape([1, 16, 32]),
+        Tensor::ones([32]),
+    );
     refuses!("additive_scores", [1, 16, 16], q.additive_scores(&k, &w));
 }
 

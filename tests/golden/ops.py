@@ -123,8 +123,11 @@ def case(name, op, inputs, fn, args=None):
     rng = rng_for(name + "/upstream")
     upstream = f32(rng.standard_normal(tuple(out.shape)))
     wanted = [t for t, (_, _, rg, _) in zip(tensors, inputs) if rg]
-    grads = torch.autograd.grad(out, wanted, grad_outputs=torch.tensor(upstream))
-    grads = iter(grads)
+    # Ops whose result is an index or a constant (argmax, full_like) have nothing to
+    # differentiate: their cases record the output alone.
+    grads = iter(
+        torch.autograd.grad(out, wanted, grad_outputs=torch.tensor(upstream)) if wanted else []
+    )
     recorded = []
     for t, (input_name, values, requires_grad, kind) in zip(tensors, inputs):
         entry = {
@@ -140,7 +143,7 @@ def case(name, op, inputs, fn, args=None):
             g = next(grads).detach().numpy()
             entry["grad"] = {"shape": list(g.shape), "data": flat(g)}
         recorded.append(entry)
-    o = out.detach().numpy()
+    o = out.detach().to(torch.float64).numpy()
     CASES.append(
         {
             "name": name,
@@ -546,6 +549,125 @@ def loss_cases():
         )
 
 
+# ---- PyTorch staples: abs, clamp, maximum/minimum, min, argmax/argmin, selection, scans -----
+
+
+def staple_cases():
+    case("abs", "abs", [inp("x", away_from_zero(rng_for("abs"), [3, 4], 0.05))], torch.abs)
+    # Values kept away from the bounds, where the derivative jumps.
+    for label, lo, hi in [("both", -0.5, 0.75), ("min_only", -0.25, None),
+                          ("max_only", None, 0.5)]:
+        name = f"clamp_{label}"
+        r = rng_for(name)
+        x = normal(r, [3, 5])
+        x = f32(np.where(np.abs(x - (lo if lo is not None else 99)) < 0.05, x + 0.1, x))
+        x = f32(np.where(np.abs(x - (hi if hi is not None else 99)) < 0.05, x + 0.1, x))
+        case(name, "clamp", [inp("x", x)],
+             lambda t, lo=lo, hi=hi: torch.clamp(t, min=lo, max=hi), {"min": lo, "max": hi})
+    for op, fn in [("maximum", torch.maximum), ("minimum", torch.minimum)]:
+        for label, sa, sb in [("same_shape", [2, 3], [2, 3]), ("broadcast", [2, 1, 3], [4, 1])]:
+            name = f"{op}_{label}"
+            r = rng_for(name)
+            case(name, op, [inp("a", normal(r, sa)), inp("b", normal(r, sb))], fn)
+        # Exact ties: PyTorch gives each operand half the gradient.
+        a = f32([[1.0, -2.0, 0.5], [3.0, 3.0, -1.0]])
+        b = f32([[1.0, 0.0, 0.5], [2.0, 3.0, 4.0]])
+        case(f"{op}_ties", op, [inp("a", a), inp("b", b)], fn)
+
+    def x_for(name, shape):
+        return distinct(rng_for(name), shape)
+
+    case("min_all", "min", [inp("x", x_for("min_all", [3, 4]))], lambda t: t.min())
+    case("min_all_ties", "min", [inp("x", f32([[1.0, -2.0], [-2.0, 0.0]]))], lambda t: t.min())
+    for dim, keepdim, shape in [(1, False, [2, 3, 4]), (-1, True, [2, 3, 4]), (0, False, [3, 4])]:
+        name = f"min_dim_{dim}_keepdim_{str(keepdim).lower()}".replace("-", "minus_")
+        case(name, "min_dim", [inp("x", x_for(name, shape))],
+             lambda t, d=dim, k=keepdim: torch.amin(t, dim=d, keepdim=k),
+             {"dim": dim, "keepdim": keepdim})
+    # Ties within a row: argmax, argmin and max(dim) take the first.
+    ties = f32([[1.0, 3.0, 3.0, -2.0], [2.0, -1.0, 2.0, -1.0], [0.5, 0.25, -4.0, 0.0]])
+    for op, fn in [("argmax", torch.argmax), ("argmin", torch.argmin)]:
+        for dim, keepdim in [(1, False), (0, True), (-1, True)]:
+            name = f"{op}_dim_{dim}_keepdim_{str(keepdim).lower()}".replace("-", "minus_")
+            case(name, op, [inp("x", x_for(name, [3, 4, 2]), False)],
+                 lambda t, d=dim, k=keepdim, fn=fn: fn(t, dim=d, keepdim=k),
+                 {"dim": dim, "keepdim": keepdim})
+        case(f"{op}_ties", op, [inp("x", ties, False)], lambda t, fn=fn: fn(t, dim=1),
+             {"dim": 1, "keepdim": False})
+    for which, fn in [("max", torch.max), ("min", torch.min)]:
+        for dim, keepdim in [(1, False), (-1, True)]:
+            name = f"{which}_dim_with_indices_{dim}_keepdim_{str(keepdim).lower()}"
+            name = name.replace("-", "minus_")
+            x = x_for(name, [2, 3, 4])
+            args = {"which": which, "dim": dim, "keepdim": keepdim}
+            case(name + "_values", "extreme_with_indices_values", [inp("x", x)],
+                 lambda t, d=dim, k=keepdim, fn=fn: fn(t, dim=d, keepdim=k).values, args)
+            case(name + "_indices", "extreme_with_indices_indices", [inp("x", x, False)],
+                 lambda t, d=dim, k=keepdim, fn=fn: fn(t, dim=d, keepdim=k).indices, args)
+        # With ties the gradient goes to the returned (first) index only.
+        args = {"which": which, "dim": 1, "keepdim": False}
+        case(f"{which}_dim_with_indices_ties_values", "extreme_with_indices_values",
+             [inp("x", ties)], lambda t, fn=fn: fn(t, dim=1).values, args)
+        case(f"{which}_dim_with_indices_ties_indices", "extreme_with_indices_indices",
+             [inp("x", ties, False)], lambda t, fn=fn: fn(t, dim=1).indices, args)
+    for largest in [True, False]:
+        for k, dim, shape in [(2, -1, [3, 5]), (3, 0, [4, 2, 3]), (1, 1, [2, 4])]:
+            name = f"topk_{k}_dim_{dim}_{'largest' if largest else 'smallest'}"
+            name = name.replace("-", "minus_")
+            x = x_for(name, shape)
+            args = {"k": k, "dim": dim, "largest": largest}
+            case(name + "_values", "topk_values", [inp("x", x)],
+                 lambda t, k=k, d=dim, l=largest: torch.topk(t, k, dim=d, largest=l).values,
+                 args)
+            case(name + "_indices", "topk_indices", [inp("x", x, False)],
+                 lambda t, k=k, d=dim, l=largest: torch.topk(t, k, dim=d, largest=l).indices,
+                 args)
+    for label, shape, dim, index in [
+        ("rows", [3, 4], 1, [[0, 3, 3], [2, 1, 0], [1, 1, 1]]),
+        ("columns_smaller", [4, 3], 0, [[3, 0], [1, 1]]),
+        ("3d_middle", [2, 3, 2], 1, [[[2, 0], [0, 0]], [[1, 2], [2, 1]]]),
+    ]:
+        name = f"gather_{label}"
+        case(name, "gather",
+             [inp("x", normal(rng_for(name), shape)), inp("index", np.array(index), False, INDEX)],
+             lambda t, i, d=dim: torch.gather(t, d, i), {"dim": dim})
+    for label, shape, start, end in [("all", [2, 3, 4], 0, -1), ("middle", [2, 3, 4, 2], 1, 2),
+                                     ("last_two", [2, 3, 4], -2, -1), ("one_dim", [2, 3], 1, 1)]:
+        name = f"flatten_{label}"
+        case(name, "flatten", [inp("x", normal(rng_for(name), shape))],
+             lambda t, s=start, e=end: torch.flatten(t, s, e), {"start_dim": start, "end_dim": end})
+    for dim, shape in [(0, [4]), (1, [2, 3, 4]), (-1, [3, 5]), (0, [3, 2])]:
+        name = f"cumsum_dim_{dim}_rank_{len(shape)}".replace("-", "minus_")
+        case(name, "cumsum", [inp("x", normal(rng_for(name), shape))],
+             lambda t, d=dim: torch.cumsum(t, dim=d), {"dim": dim})
+    for op, fn in [("tril", torch.tril), ("triu", torch.triu)]:
+        for diagonal, shape in [(0, [4, 4]), (1, [3, 5]), (-1, [2, 4, 3])]:
+            name = f"{op}_diagonal_{diagonal}_rank_{len(shape)}".replace("-", "minus_")
+            case(name, op, [inp("x", normal(rng_for(name), shape))],
+                 lambda t, k=diagonal, fn=fn: fn(t, diagonal=k), {"diagonal": diagonal})
+    for dim, keepdim, shape, shift in [(-1, False, [3, 4], 0.0), (1, True, [2, 3, 4], 0.0),
+                                       (0, False, [3, 2], 0.0), (-1, False, [2, 4], 200.0)]:
+        name = f"logsumexp_dim_{dim}_keepdim_{str(keepdim).lower()}".replace("-", "minus_")
+        if shift:
+            name += "_large"
+        case(name, "logsumexp", [inp("x", f32(shift + normal(rng_for(name), shape, 2.0)))],
+             lambda t, d=dim, k=keepdim: torch.logsumexp(t, dim=d, keepdim=k),
+             {"dim": dim, "keepdim": keepdim})
+    for reduction in ["mean", "sum", "none"]:
+        name = f"mse_loss_{reduction}"
+        r = rng_for(name)
+        case(name, "mse_loss", [inp("input", normal(r, [3, 4])), inp("target", normal(r, [3, 4]))],
+             lambda a, b, red=reduction: F.mse_loss(a, b, reduction=red), {"reduction": reduction})
+    r = rng_for("mse_loss_constant_target")
+    case("mse_loss_constant_target", "mse_loss",
+         [inp("input", normal(r, [5])), inp("target", normal(r, [5]), False)],
+         lambda a, b: F.mse_loss(a, b), {"reduction": "mean"})
+    for value in [0.0, 1.0, -1e9]:
+        name = f"full_like_{value}".replace("-", "minus_").replace(".", "_")
+        case(name, "full_like", [inp("x", normal(rng_for(name), [2, 3]), False)],
+             lambda t, v=value: torch.full_like(t, v), {"value": value})
+
+
 def main():
     torch.set_default_dtype(torch.float64)
     binary_cases()
@@ -557,6 +679,7 @@ def main():
     join_cases()
     indexing_cases()
     loss_cases()
+    staple_cases()
     CASES.sort(key=lambda c: c["name"])
     lines = [json.dumps(c, sort_keys=True, separators=(",", ":")) for c in CASES]
     with open(OUT, "w", encoding="utf-8") as f:

@@ -127,7 +127,11 @@ pub(crate) fn scatter_add(g: &[f32], offsets: &[usize], n: usize) -> Vec<f32> {
 /// The running sum along each line: `out[.., j, ..] = Σ_{i ≤ j} a[.., i, ..]`, or with
 /// `reverse`, `Σ_{i ≥ j}` (the derivative of the forward sum). Added in order, one line
 /// at a time, so the result does not depend on the machine.
-pub(crate) fn cumsum(a: &[f32], (outer, n, inner): (usize, usize, usize), reverse: bool) -> Vec<f32> {
+pub(crate) fn cumsum(
+    a: &[f32],
+    (outer, n, inner): (usize, usize, usize),
+    reverse: bool,
+) -> Vec<f32> {
     let mut out = vec![0.0; a.len()];
     for o in 0..outer {
         let mut running = vec![0.0f32; inner];
@@ -194,8 +198,14 @@ mod tests {
     fn cumsum_runs_forward_or_backward_along_the_line() {
         // [2, 3] along dim 1, then along dim 0 (inner = 3).
         let a = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
-        assert_eq!(cumsum(&a, (2, 3, 1), false), [1.0, 3.0, 6.0, 4.0, 9.0, 15.0]);
-        assert_eq!(cumsum(&a, (2, 3, 1), true), [6.0, 5.0, 3.0, 15.0, 11.0, 6.0]);
+        assert_eq!(
+            cumsum(&a, (2, 3, 1), false),
+            [1.0, 3.0, 6.0, 4.0, 9.0, 15.0]
+        );
+        assert_eq!(
+            cumsum(&a, (2, 3, 1), true),
+            [6.0, 5.0, 3.0, 15.0, 11.0, 6.0]
+        );
         assert_eq!(cumsum(&a, (1, 2, 3), false), [1.0, 2.0, 3.0, 5.0, 7.0, 9.0]);
         assert_eq!(cumsum(&a, (1, 2, 3), true), [5.0, 7.0, 9.0, 4.0, 5.0, 6.0]);
     }

@@ -3,8 +3,8 @@
 
 use crate::check;
 use crate::cpu::reduce::{self, Extreme};
-use crate::memory;
 use crate::cpu::select;
+use crate::memory;
 use crate::op::Op;
 use crate::shape::{Dim, ShapeArg, split_at_dim};
 use crate::tensor::Tensor;
@@ -270,7 +270,14 @@ impl Tensor {
         let d = dim.resolve("cumsum", self.rank().max(1));
         let parts = cumsum_parts(self.shape(), d);
         let data = select::cumsum(self.buffer().as_slice(), parts, false);
-        Tensor::from_op(data, self.shape().to_vec(), Op::Cumsum { x: self.clone(), dim: d })
+        Tensor::from_op(
+            data,
+            self.shape().to_vec(),
+            Op::Cumsum {
+                x: self.clone(),
+                dim: d,
+            },
+        )
     }
 
     /// The running sum from the end along `dim` (the derivative of [`cumsum`]); records

@@ -76,7 +76,10 @@ impl Tensor {
             )
         });
         let parts = split_at_dim(self.shape(), d);
-        (d, select::arg_extreme(self.buffer().as_slice(), parts, which))
+        (
+            d,
+            select::arg_extreme(self.buffer().as_slice(), parts, which),
+        )
     }
 
     #[track_caller]
@@ -137,7 +140,10 @@ impl Tensor {
         let mut kept = self.shape().to_vec();
         kept[d] = 1;
         let values = self.gather_resolved(op, d, &kept, &positions);
-        (values.reshape(shape.clone()), index_tensor(op, &positions, shape))
+        (
+            values.reshape(shape.clone()),
+            index_tensor(op, &positions, shape),
+        )
     }
 
     /// The `k` largest values along `dim`, largest first, and their indices, like
@@ -216,12 +222,8 @@ impl Tensor {
                 )
             });
         }
-        let positions = check::indices(
-            "gather",
-            &index.to_vec(),
-            self.shape()[d],
-            "dimension size",
-        );
+        let positions =
+            check::indices("gather", &index.to_vec(), self.shape()[d], "dimension size");
         self.gather_resolved("gather", d, index.shape(), &positions)
     }
 

@@ -103,9 +103,15 @@ impl Tensor {
     /// ```
     #[track_caller]
     pub fn clamp(&self, min: f32, max: f32) -> Tensor {
-        check::ensure(!min.is_nan() && !max.is_nan() && min <= max, "clamp", || {
-            format!("needs min ≤ max (neither NaN), found min = {min}, max = {max}; hint: for one bound only, use clamp_min or clamp_max")
-        });
+        check::ensure(
+            !min.is_nan() && !max.is_nan() && min <= max,
+            "clamp",
+            || {
+                format!(
+                    "needs min ≤ max (neither NaN), found min = {min}, max = {max}; hint: for one bound only, use clamp_min or clamp_max"
+                )
+            },
+        );
         self.clamp_resolved(min, max)
     }
 
