@@ -6,15 +6,12 @@ use engine::Tensor;
 
 // ANCHOR: sliding_window_keep
 /// Exercise 1. A sliding-window (local) keep mask `[len, len]`: query `i` may see key `j`
-/// when `|i − j| ≤ window`, written as two comparisons, `j ≤ i + window` and
-/// `j + window ≥ i`, whose product is their "and".
+/// when `|i − j| ≤ window`, that is `j ≤ i + window` (on or below the diagonal `window`,
+/// `tril`) and `j ≥ i − window` (on or above the diagonal `−window`, `triu`): a band of a
+/// matrix of ones.
 pub fn sliding_window_keep(len: usize, window: usize) -> Tensor {
-    let w = window as f32;
-    let i = Tensor::arange(len).reshape([len, 1]); // queries as a column
-    let j = Tensor::arange(len).reshape([1, len]); // keys as a row
-    let not_too_far_ahead = j.le(&(&i + w)); //        [len, len]
-    let not_too_far_behind = (&j + w).ge(&i); //       [len, len]
-    &not_too_far_ahead * &not_too_far_behind
+    let w = window as i64;
+    Tensor::ones([len, len]).tril(w).triu(-w)
 }
 // ANCHOR_END: sliding_window_keep
 
