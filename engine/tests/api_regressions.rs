@@ -686,3 +686,28 @@ fn sums_over_an_empty_dimension_are_zeros_whichever_dimension_it_is() {
     assert_eq!(Tensor::zeros([3, 0, 2]).sum_dim(1).to_vec(), vec![0.0; 6]);
     assert_eq!(Tensor::zeros([0, 4]).sum_dim(-1).shape(), &[0]);
 }
+
+// ---- optimizers refuse what they could never move ------------------------------------------
+
+#[test]
+fn an_optimizer_refuses_a_tensor_without_gradient_or_an_empty_list_at_the_callers_line() {
+    let params = vec![Tensor::ones([3, 2]).requires_grad_(), Tensor::zeros([2])];
+    let line = line!() + 1;
+    let raised = panic_at(|| drop(Sgd::new(params, SgdConfig::default())));
+    assert_eq!(
+        raised.message,
+        "Sgd::new: parameter 1 (shape [2]) does not require a gradient, so backward never gives it one and no step would move it; hint: create it with requires_grad_() or nn::parameter, or leave it out of the list"
+    );
+    assert_reported_at(&raised, line);
+
+    let line = line!() + 1;
+    let raised = panic_at(|| drop(engine::optim::Adam::new(vec![], Default::default())));
+    assert!(
+        raised
+            .message
+            .starts_with("Adam::new: the parameter list is empty"),
+        "{}",
+        raised.message
+    );
+    assert_reported_at(&raised, line);
+}

@@ -2,7 +2,7 @@
 //! and the loop.
 
 use attention::prelude::*;
-use engine::optim::{AdamConfig, LinearWarmup, clip_grad_norm};
+use engine::optim::{AdamConfig, LinearWarmup, check_parameters, clip_grad_norm};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
@@ -43,8 +43,12 @@ pub struct ResumableAdam {
 }
 
 impl ResumableAdam {
-    /// An optimizer for `params` with zero moments.
+    /// An optimizer for `params` with zero moments. It refuses the parameter lists the
+    /// engine's optimizers refuse (empty, a tensor that does not require a gradient, a
+    /// result of an op, a tensor listed twice), with the same messages.
+    #[track_caller]
     pub fn new(params: Vec<Tensor>, config: AdamConfig) -> ResumableAdam {
+        check_parameters("ResumableAdam::new", &params);
         let state = params
             .iter()
             .map(|p| (0, p.zeros_like(), p.zeros_like()))

@@ -322,6 +322,16 @@ fn resumable_adam_takes_the_engine_adams_steps_exactly() {
 }
 
 #[test]
+#[should_panic(
+    expected = "ResumableAdam::new: parameter 1 (shape [2]) does not require a gradient, so backward never gives it one and no step would move it"
+)]
+fn resumable_adam_refuses_a_tensor_that_no_step_would_move() {
+    let mut params = tiny().parameters();
+    params.insert(1, Tensor::zeros([2]));
+    ResumableAdam::new(params, AdamConfig::default());
+}
+
+#[test]
 fn the_schedule_warms_up_linearly_then_falls_along_a_cosine() {
     let c = TrainConfig::chapter();
     assert_eq!(
