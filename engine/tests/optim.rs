@@ -444,6 +444,18 @@ fn clip_grad_norm_skips_parameters_without_gradients() {
 }
 
 #[test]
+fn clip_grad_norm_without_any_gradient_is_positive_zero() {
+    // `-0.0 == 0.0`, so the bits are compared: a norm of "-0" printed in a log or divided
+    // into (1 / -0.0 is -inf) would mislead.
+    let without = Tensor::zeros([3]).requires_grad_();
+    for params in [vec![], vec![without.clone()]] {
+        let norm = clip_grad_norm(&params, 1.0);
+        assert_eq!(norm.to_bits(), 0.0f32.to_bits(), "{norm}");
+    }
+    assert!(without.grad().is_err());
+}
+
+#[test]
 fn linear_warmup_without_warmup_steps_is_constant() {
     let schedule = LinearWarmup::new(0.3, 0);
     assert!((0..5).all(|t| schedule.lr_at(t) == 0.3));
