@@ -711,3 +711,58 @@ fn an_optimizer_refuses_a_tensor_without_gradient_or_an_empty_list_at_the_caller
     );
     assert_reported_at(&raised, line);
 }
+
+// ---- a parameter updated by hand gets the no_grad hint, not only retain_grad -------------
+
+/// The hint every message gives for a parameter updated by hand while recording.
+const HAND_UPDATE_HINT: &str = "if it is a parameter updated by hand outside no_grad (w = &w - …), that update was recorded as an op and its result is no longer a leaf: write the new values into the parameter under no_grad instead, engine::no_grad(|| w.assign(&new_w)), or use an optimizer from engine::optim";
+
+#[test]
+fn a_parameter_updated_by_hand_outside_no_grad_is_told_to_use_no_grad_or_an_optimizer() {
+    let lr = 0.25;
+    let w = Tensor::from_vec(vec![1.0, -2.0], [2]).requires_grad_();
+    (&w * &w).sum().backward();
+    // PyTorch's `w = w - lr * w.grad` without torch.no_grad(): the update is recorded.
+    let w = &w - &(&w.grad().unwrap() * lr);
+    assert_eq!(w.to_vec(), vec![0.5, -1.0]);
+    (&w * &w).sum().backward();
+    let err = w.grad().unwrap_err();
+    assert_eq!(err, NoGrad::NotALeaf);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "no gradient: this tensor is the result of an op, whose gradient backward uses and drops. hint: if it is an intermediate result, call .retain_grad() on it before backward(), as in PyTorch; {HAND_UPDATE_HINT}"
+        )
+    );
+
+    // Marking the result, or assigning to it, says the same.
+    let line = line!() + 1;
+    let raised = panic_at(|| drop(w.clone().requires_grad_()));
+    assert_eq!(
+        raised.message,
+        format!(
+            "requires_grad_: only a leaf tensor can be marked; this one is the result of an op. hint: call .detach() first to start a new leaf from its values (.detach().requires_grad_()); {HAND_UPDATE_HINT}"
+        )
+    );
+    assert_reported_at(&raised, line);
+    let line = line!() + 1;
+    let raised = panic_at(|| w.assign(&Tensor::zeros([2])));
+    assert_eq!(
+        raised.message,
+        format!(
+            "assign: only a leaf tensor (a parameter) can be assigned to; this one is the result of an op. hint: {HAND_UPDATE_HINT}"
+        )
+    );
+    assert_reported_at(&raised, line);
+
+    // The update the hint gives keeps the parameter a leaf with a gradient: w = 0.5 · w
+    // after the step, and d(Σ w²)/dw = 2w.
+    let w = Tensor::from_vec(vec![1.0, -2.0], [2]).requires_grad_();
+    (&w * &w).sum().backward();
+    engine::no_grad(|| w.assign(&(&w - &(&w.grad().unwrap() * lr))));
+    w.zero_grad();
+    (&w * &w).sum().backward();
+    assert!(w.is_leaf());
+    assert_eq!(w.to_vec(), vec![0.5, -1.0]);
+    assert_eq!(w.grad().unwrap().to_vec(), vec![1.0, -2.0]);
+}
