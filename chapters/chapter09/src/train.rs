@@ -14,6 +14,8 @@ use crate::model::{DecoderAttention, Seq2Seq, Seq2SeqConfig};
 /// The cross-entropy of `logits: [B, T, V]` against `targets: [B, T]`, averaged over the
 /// real tokens only: position `t` of example `b` counts when `t < lens[b]` (d2l's
 /// `MaskedSoftmaxCELoss`). Padding positions neither add to the loss nor to the count.
+/// With no real token at all (every length 0) the loss is 0 and so is its gradient, as
+/// in d2l, not the NaN of 0 / 0.
 pub fn masked_cross_entropy(logits: &Tensor, targets: &Tensor, lens: &Tensor) -> Tensor {
     let (b, t) = (targets.size(0), targets.size(1));
     let per_token = logits.cross_entropy(targets, Reduction::None); // [B, T]
@@ -22,7 +24,10 @@ pub fn masked_cross_entropy(logits: &Tensor, targets: &Tensor, lens: &Tensor) ->
         .keep_for("masked_cross_entropy", &[b, 1, t])
         .expect("a valid-lengths mask")
         .reshape([b, t]);
-    (per_token * &keep).sum() / keep.sum()
+    // The count, a constant of the batch, taken as at least 1: with no real token the
+    // masked sum is exactly 0, and 0 / 1 = 0 where 0 / 0 would be NaN.
+    let count = keep.sum().item().max(1.0);
+    (per_token * &keep).sum() / count
 }
 // ANCHOR_END: masked_loss
 

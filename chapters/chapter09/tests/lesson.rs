@@ -293,6 +293,25 @@ fn the_masked_loss_averages_the_real_tokens_only() {
 }
 
 #[test]
+fn the_masked_loss_of_no_real_token_is_zero_with_a_zero_gradient() {
+    // Every length 0: nothing to average. d2l's loss is 0 there; 0 / 0 would be NaN, and
+    // one NaN gradient would turn every weight into NaN at the next step.
+    let logits = Tensor::from_vec(
+        vec![
+            0.3, -1.2, 2.0, 0.5, 0.1, -0.4, 1.1, 0.0, -2.0, 0.7, 0.2, 0.9,
+        ],
+        [2, 2, 3],
+    )
+    .requires_grad_();
+    let targets = Tensor::from_vec(vec![0.0, 2.0, 1.0, 0.0], [2, 2]);
+    let lens = Tensor::zeros([2]);
+    let loss = masked_cross_entropy(&logits, &targets, &lens);
+    assert_eq!(loss.item(), 0.0);
+    loss.backward();
+    assert_eq!(logits.grad().unwrap().to_vec(), vec![0.0; 12]);
+}
+
+#[test]
 fn resumable_adam_takes_the_engine_adams_steps_exactly() {
     let (sv, tv) = (Vocab::source(), Vocab::target());
     let batch = Batch::new(&[342, 12, 40_005], &sv, &tv);
