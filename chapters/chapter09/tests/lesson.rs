@@ -106,6 +106,57 @@ fn vocabularies_put_the_special_tokens_first() {
     assert_eq!(Vocab::source().len(), 34);
 }
 
+/// Runs `f`, which must panic, and returns the message and the file the panic was
+/// reported in (the caller's file when the function that panics has `#[track_caller]`).
+fn panic_message_and_file(f: impl FnOnce()) -> (String, String) {
+    use std::cell::RefCell;
+    use std::panic::{self, AssertUnwindSafe};
+    thread_local! {
+        static FILE: RefCell<Option<String>> = const { RefCell::new(None) };
+    }
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let default = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            let file = info.location().map(|l| l.file().to_string());
+            FILE.with(|f| *f.borrow_mut() = file);
+            default(info);
+        }));
+    });
+    let payload = panic::catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    let file = FILE
+        .with(|f| f.borrow_mut().take())
+        .expect("recorded by the hook");
+    (message, file)
+}
+
+#[test]
+fn decoding_an_unknown_id_names_it_and_the_vocabulary_size_at_the_callers_line() {
+    let v = Vocab::target();
+    let (message, file) = panic_message_and_file(|| drop(v.decode(&[7, 13], " ")));
+    assert_eq!(
+        message,
+        "Vocab::decode: id 13 is out of range for a vocabulary of 13 tokens (ids 0..13)"
+    );
+    assert_eq!(file, file!());
+    let (message, file) = panic_message_and_file(|| {
+        let _ = v.token(99);
+    });
+    assert_eq!(
+        message,
+        "Vocab::token: id 99 is out of range for a vocabulary of 13 tokens (ids 0..13)"
+    );
+    assert_eq!(file, file!());
+    let (message, file) = panic_message_and_file(|| drop(v.encode(&["4", "x"])));
+    assert_eq!(message, "Vocab::id: \"x\" is not in the vocabulary");
+    assert_eq!(file, file!());
+}
+
 #[test]
 fn the_split_is_seeded_and_disjoint() {
     let a = split(1_000_000, 20_000, 1_000, 0);
