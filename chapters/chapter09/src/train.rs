@@ -207,6 +207,56 @@ impl TrainConfig {
         }
     }
 
+    /// Whether a run can be built from this config: the sizes of the model and of a batch
+    /// at least 1, the training and held-out numbers fitting below `max_number` (at most
+    /// one million), and the learning rates and the clipping norm finite and ≥ 0. The
+    /// error names the first field that is wrong, with its value.
+    ///
+    /// ```
+    /// use chapter09::TrainConfig;
+    /// assert_eq!(TrainConfig::chapter().validate(), Ok(()));
+    /// let broken = TrainConfig { embed_size: 0, ..TrainConfig::chapter() };
+    /// assert_eq!(
+    ///     broken.validate(),
+    ///     Err("embed_size is 0, the model needs at least 1".to_string())
+    /// );
+    /// ```
+    pub fn validate(&self) -> Result<(), String> {
+        let at_least_one = [
+            ("embed_size", self.embed_size, "the model"),
+            ("num_hiddens", self.num_hiddens, "the model"),
+            ("batch_size", self.batch_size, "a batch"),
+            ("train_size", self.train_size, "training"),
+        ];
+        for (name, value, what) in at_least_one {
+            if value == 0 {
+                return Err(format!("{name} is 0, {what} needs at least 1"));
+            }
+        }
+        if self.max_number > 1_000_000 {
+            return Err(format!(
+                "max_number is {}, the task's numbers are below one million",
+                self.max_number
+            ));
+        }
+        if self.train_size.saturating_add(self.held_out) > self.max_number as usize {
+            return Err(format!(
+                "train_size {} and held_out {} do not fit in 0..{} (max_number)",
+                self.train_size, self.held_out, self.max_number
+            ));
+        }
+        for (name, value) in [
+            ("lr", self.lr),
+            ("final_lr", self.final_lr),
+            ("clip", self.clip),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(format!("{name} is {value}, it must be finite and ≥ 0"));
+            }
+        }
+        Ok(())
+    }
+
     /// The model's sizes for this run's vocabularies.
     pub fn model(&self) -> Seq2SeqConfig {
         Seq2SeqConfig {

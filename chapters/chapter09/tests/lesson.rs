@@ -653,6 +653,45 @@ fn other_element_types_and_missing_metadata_are_refused() {
 }
 
 #[test]
+fn a_config_no_run_can_be_built_from_is_refused_when_read() {
+    let (dir, path, _) = saved();
+    let broken: [(fn(&mut TrainConfig), &str); 5] = [
+        (
+            |c| c.embed_size = 0,
+            "embed_size is 0, the model needs at least 1",
+        ),
+        (
+            |c| c.num_hiddens = 0,
+            "num_hiddens is 0, the model needs at least 1",
+        ),
+        (
+            |c| c.batch_size = 0,
+            "batch_size is 0, a batch needs at least 1",
+        ),
+        (
+            |c| c.held_out = usize::MAX,
+            "train_size 800 and held_out 18446744073709551615 do not fit in 0..1000 (max_number)",
+        ),
+        (|c| c.clip = -1.0, "clip is -1, it must be finite and ≥ 0"),
+    ];
+    for (i, (edit, reason)) in broken.into_iter().enumerate() {
+        let mut c = Checkpoint::read(&path).unwrap();
+        edit(&mut c.info.config);
+        let file = dir.path(&format!("config-{i}.safetensors"));
+        c.write(&file).unwrap();
+        let e = Checkpoint::read(&file).unwrap_err();
+        assert!(matches!(e, CheckpointError::Corrupt { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: not a valid checkpoint: the `chapter09` metadata entry's config: {reason}",
+                file.display()
+            )
+        );
+    }
+}
+
+#[test]
 fn weights_only_cannot_resume_and_a_missing_file_says_so() {
     let (dir, _, t) = saved();
     save_weights(&t, dir.path("w.safetensors")).unwrap();
