@@ -493,7 +493,8 @@ fn panic_message(f: impl FnOnce()) -> String {
 
 /// Builds each optimizer on `params`, by name.
 fn build_each(params: Vec<Tensor>) -> Vec<(&'static str, String)> {
-    let makers: [(&str, fn(Vec<Tensor>)); 3] = [
+    type Build = fn(Vec<Tensor>);
+    let makers: [(&str, Build); 3] = [
         ("Sgd::new", |p| drop(Sgd::new(p, SgdConfig::default()))),
         ("Adam::new", |p| drop(Adam::new(p, AdamConfig::default()))),
         ("AdamW::new", |p| {

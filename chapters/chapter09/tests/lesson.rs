@@ -655,7 +655,8 @@ fn other_element_types_and_missing_metadata_are_refused() {
 #[test]
 fn a_config_no_run_can_be_built_from_is_refused_when_read() {
     let (dir, path, _) = saved();
-    let broken: [(fn(&mut TrainConfig), &str); 5] = [
+    type Edit = fn(&mut TrainConfig);
+    let broken: [(Edit, &str); 5] = [
         (
             |c| c.embed_size = 0,
             "embed_size is 0, the model needs at least 1",
