@@ -6,6 +6,14 @@
 //! weights `w`: a plain sum would hide mistakes (the sum of a softmax is always 1, so *any*
 //! softmax derivative would pass).
 //!
+//!
+//! The function must give the same output every time it is called on the same inputs: the
+//! finite differences call it many times, and a function that draws random numbers (dropout
+//! in training mode) would make them measure the randomness, not the derivative. So
+//! [`gradcheck`] calls it twice on the inputs first and returns
+//! [`GradcheckError::NotDeterministic`] when the two outputs differ, before blaming any
+//! derivative.
+//!
 //! ```
 //! use engine::{gradcheck::gradcheck, Tensor};
 //! let x = Tensor::from_vec(vec![0.3, -1.2, 2.0], &[3]);
@@ -14,6 +22,7 @@
 
 use std::fmt;
 
+use crate::check;
 use crate::grad_mode::no_grad;
 use crate::random::rng_from_seed;
 use crate::tensor::Tensor;
@@ -70,22 +79,89 @@ impl fmt::Display for Mismatch {
 
 impl std::error::Error for Mismatch {}
 
+/// Why [`gradcheck`] failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GradcheckError {
+    /// `backward` and the finite differences disagree: the derivative is wrong. Holds the
+    /// element where they disagree most.
+    Mismatch(Mismatch),
+    /// Two calls of the function on the same inputs gave different outputs (it draws
+    /// random numbers, say), so finite differences of it mean nothing; no derivative was
+    /// compared.
+    NotDeterministic {
+        /// Row-major index of the first output element that differs.
+        index: usize,
+        /// Its value in the first call.
+        first: f32,
+        /// Its value in the second call.
+        second: f32,
+    },
+}
+
+impl fmt::Display for GradcheckError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GradcheckError::Mismatch(mismatch) => mismatch.fmt(f),
+            GradcheckError::NotDeterministic {
+                index,
+                first,
+                second,
+            } => write!(
+                f,
+                "gradcheck: the function is not deterministic: called twice on the same inputs, output element {index} was {first}, then {second}; finite differences would measure the change between calls, not the derivative. hint: fix the randomness for the check (dropout with training = false or p = 0, a fixed mask, or engine::manual_seed at the start of the function)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for GradcheckError {}
+
 /// [`gradcheck_with`] using the default options.
-pub fn gradcheck(f: impl Fn(&[Tensor]) -> Tensor, inputs: &[Tensor]) -> Result<(), Mismatch> {
+#[track_caller]
+pub fn gradcheck(f: impl Fn(&[Tensor]) -> Tensor, inputs: &[Tensor]) -> Result<(), GradcheckError> {
     gradcheck_with(f, inputs, GradcheckOptions::default())
 }
 
 /// Checks the gradient of `f` with respect to every element of every input.
 ///
-/// Returns `Err` with the worst element (relative to the tolerance) when any element is
-/// outside `atol + rtol · |numeric|`. Inputs are copied; the caller's tensors are untouched.
+/// First calls `f` twice on the inputs (recording, then under [`no_grad`], as the finite
+/// differences call it) and returns [`GradcheckError::NotDeterministic`] when the outputs
+/// differ. Then returns [`GradcheckError::Mismatch`] with the worst element (relative to
+/// the tolerance) when any element is outside `atol + rtol · |numeric|`. Inputs are
+/// copied; the caller's tensors are untouched.
+///
+/// # Panics
+/// When the two calls return outputs of different shapes.
+#[track_caller]
 pub fn gradcheck_with(
     f: impl Fn(&[Tensor]) -> Tensor,
     inputs: &[Tensor],
     opts: GradcheckOptions,
-) -> Result<(), Mismatch> {
+) -> Result<(), GradcheckError> {
     let leaves: Vec<Tensor> = inputs.iter().map(|t| t.detach().requires_grad_()).collect();
     let out = f(&leaves);
+    let again = no_grad(|| f(&leaves.iter().map(Tensor::detach).collect::<Vec<_>>()));
+    check::ensure(again.shape() == out.shape(), "gradcheck", || {
+        format!(
+            "the function returned shape {:?}, then {:?} on the same inputs; it must return the same output for the same inputs",
+            out.shape(),
+            again.shape()
+        )
+    });
+    let differs = |(a, b): &(f32, f32)| a != b && !(a.is_nan() && b.is_nan());
+    if let Some((index, (first, second))) = out
+        .to_vec()
+        .into_iter()
+        .zip(again.to_vec())
+        .enumerate()
+        .find(|(_, pair)| differs(pair))
+    {
+        return Err(GradcheckError::NotDeterministic {
+            index,
+            first,
+            second,
+        });
+    }
     let weights = Tensor::normal_with(out.shape(), 0.0, 1.0, &mut rng_from_seed(0x6752_6164));
     // An output that does not depend on the inputs (a constant, a comparison) has a zero
     // gradient, which the finite differences below must confirm.
@@ -135,7 +211,7 @@ pub fn gradcheck_with(
         }
     }
     match worst {
-        Some((_, mismatch)) => Err(mismatch),
+        Some((_, mismatch)) => Err(GradcheckError::Mismatch(mismatch)),
         None => Ok(()),
     }
 }
@@ -161,7 +237,9 @@ mod tests {
         // The value is x², but autograd sees `detach(x) · x` and reports x·w instead of 2x·w.
         let xs = [0.5, -1.0, 2.0];
         let x = Tensor::from_vec(xs.to_vec(), [3]);
-        let err = gradcheck(|t| &t[0].detach() * &t[0], &[x]).unwrap_err();
+        let Err(GradcheckError::Mismatch(err)) = gradcheck(|t| &t[0].detach() * &t[0], &[x]) else {
+            panic!("x·detach(x) has the derivative x, not 2x");
+        };
         let w = weights(3);
         // The worst element is the one with the largest |x·w| (the size of the error).
         let expected = (0..3)
@@ -179,6 +257,86 @@ mod tests {
         assert!(
             err.to_string()
                 .contains(&format!("input 0 element {expected}"))
+        );
+    }
+
+    #[test]
+    fn dropout_in_training_mode_is_reported_as_not_deterministic() {
+        crate::manual_seed(7);
+        let x = Tensor::from_vec(vec![0.5, -1.0, 2.0, 1.5, -0.7, 0.9, 3.0, -2.2], [8]);
+        let err = gradcheck(|t| t[0].dropout(0.5, true), std::slice::from_ref(&x)).unwrap_err();
+        let GradcheckError::NotDeterministic {
+            index,
+            first,
+            second,
+        } = err
+        else {
+            panic!("expected NotDeterministic, found {err:?}");
+        };
+        // Each call keeps an element (doubled, as 1 / (1 − p) = 2) or zeroes it.
+        let kept = 2.0 * x.to_vec()[index];
+        assert!(first != second, "{err}");
+        assert!(
+            [0.0, kept].contains(&first) && [0.0, kept].contains(&second),
+            "{err}"
+        );
+        assert!(
+            err.to_string().starts_with(&format!(
+                "gradcheck: the function is not deterministic: called twice on the same inputs, output element {index} was {first}, then {second}"
+            )),
+            "{err}"
+        );
+        // In evaluation mode dropout is the identity, whose derivative passes.
+        assert_eq!(gradcheck(|t| t[0].dropout(0.5, false), &[x]), Ok(()));
+    }
+
+    #[test]
+    fn dropout_with_its_generator_seeded_in_the_function_passes() {
+        // Seeded at every call, the mask is the same each time: a deterministic function,
+        // whose derivative (the mask times 2) the finite differences confirm.
+        let x = Tensor::from_vec(vec![0.5, -1.0, 2.0, 1.5, -0.7, 0.9, 3.0, -2.2], [8]);
+        let seeded = |t: &[Tensor]| {
+            crate::manual_seed(3);
+            t[0].dropout(0.5, true)
+        };
+        assert_eq!(gradcheck(seeded, &[x]), Ok(()));
+    }
+
+    #[test]
+    fn a_function_that_counts_its_calls_is_not_deterministic() {
+        let calls = std::cell::Cell::new(0.0f32);
+        let x = Tensor::from_vec(vec![1.5, -2.0], [2]);
+        let drifting = |t: &[Tensor]| {
+            calls.set(calls.get() + 1.0);
+            &t[0] * calls.get()
+        };
+        let err = gradcheck(drifting, &[x]).unwrap_err();
+        assert_eq!(
+            err,
+            GradcheckError::NotDeterministic {
+                index: 0,
+                first: 1.5,
+                second: 3.0
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "gradcheck: the function is not deterministic: called twice on the same inputs, output element 0 was 1.5, then 3; finite differences would measure the change between calls, not the derivative. hint: fix the randomness for the check (dropout with training = false or p = 0, a fixed mask, or engine::manual_seed at the start of the function)"
+        );
+    }
+
+    #[test]
+    fn a_mismatch_displays_as_before() {
+        let x = Tensor::from_vec(vec![2.0], [1]);
+        let err = gradcheck(|t| &t[0].detach() * &t[0], &[x]).unwrap_err();
+        let GradcheckError::Mismatch(mismatch) = &err else {
+            panic!("expected a Mismatch, found {err:?}");
+        };
+        assert_eq!(err.to_string(), mismatch.to_string());
+        assert!(
+            err.to_string()
+                .starts_with("gradcheck: input 0 element 0: backward gives "),
+            "{err}"
         );
     }
 

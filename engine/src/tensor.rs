@@ -292,7 +292,9 @@ impl Tensor {
     #[track_caller]
     pub fn requires_grad_(self) -> Tensor {
         check::ensure(self.is_leaf(), "requires_grad_", || {
-            "only a leaf tensor can be marked; this one is the result of an op. hint: call .detach() first".into()
+            format!(
+                "only a leaf tensor can be marked; this one is the result of an op. hint: call .detach() first to start a new leaf from its values (.detach().requires_grad_()); {HAND_UPDATE_HINT}"
+            )
         });
         Tensor::make(self.buffer(), self.0.shape.clone(), None, true)
     }
@@ -386,7 +388,9 @@ impl Tensor {
     #[track_caller]
     pub fn assign(&self, values: &Tensor) {
         check::ensure(self.is_leaf(), "assign", || {
-            "only a leaf tensor (a parameter) can be assigned to".into()
+            format!(
+                "only a leaf tensor (a parameter) can be assigned to; this one is the result of an op. hint: {HAND_UPDATE_HINT}"
+            )
         });
         check::ensure(self.shape() == values.shape(), "assign", || {
             format!(
@@ -405,6 +409,10 @@ impl Tensor {
     }
 }
 
+/// The hint for a parameter updated by hand while gradients were being recorded, which the
+/// messages of `grad`, `requires_grad_` and `assign` give.
+const HAND_UPDATE_HINT: &str = "if it is a parameter updated by hand outside no_grad (w = &w - …), that update was recorded as an op and its result is no longer a leaf: write the new values into the parameter under no_grad instead, engine::no_grad(|| w.assign(&new_w)), or use an optimizer from engine::optim";
+
 /// Why [`Tensor::grad`] has no gradient to give. Its `Debug` form carries the explanation,
 /// so a failed `x.grad().unwrap()` says what to do.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -412,7 +420,11 @@ pub enum NoGrad {
     /// The tensor does not require a gradient: nothing it depends on was marked with
     /// `requires_grad_()`, or it was computed under `no_grad`.
     NotTracked,
-    /// The tensor is an intermediate result: `backward` used its gradient and dropped it.
+    /// The tensor is the result of an op, not a leaf: `backward` used its gradient and
+    /// dropped it. Either an intermediate result (keep its gradient with
+    /// [`retain_grad`](Tensor::retain_grad)), or a parameter updated by hand outside
+    /// [`no_grad`](crate::no_grad), which made it an op's result (update it with
+    /// [`assign`](Tensor::assign) under `no_grad`, or with an optimizer).
     NotALeaf,
     /// `backward` has not reached the tensor yet (or `zero_grad` cleared its gradient).
     NotYetComputed,
@@ -420,17 +432,18 @@ pub enum NoGrad {
 
 impl std::fmt::Display for NoGrad {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            NoGrad::NotTracked => {
-                "no gradient: this tensor does not require one (mark an input with requires_grad_(), and compute outside no_grad)"
-            }
-            NoGrad::NotALeaf => {
-                "no gradient: this tensor is an intermediate result, whose gradient backward uses and drops; hint: call .retain_grad() on it before backward(), as in PyTorch"
-            }
-            NoGrad::NotYetComputed => {
-                "no gradient yet: call backward() on a value computed from this tensor (zero_grad() also clears it)"
-            }
-        })
+        match self {
+            NoGrad::NotTracked => f.write_str(
+                "no gradient: this tensor does not require one (mark an input with requires_grad_(), and compute outside no_grad)",
+            ),
+            NoGrad::NotALeaf => write!(
+                f,
+                "no gradient: this tensor is the result of an op, whose gradient backward uses and drops. hint: if it is an intermediate result, call .retain_grad() on it before backward(), as in PyTorch; {HAND_UPDATE_HINT}"
+            ),
+            NoGrad::NotYetComputed => f.write_str(
+                "no gradient yet: call backward() on a value computed from this tensor (zero_grad() also clears it)",
+            ),
+        }
     }
 }
 

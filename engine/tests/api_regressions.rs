@@ -686,3 +686,83 @@ fn sums_over_an_empty_dimension_are_zeros_whichever_dimension_it_is() {
     assert_eq!(Tensor::zeros([3, 0, 2]).sum_dim(1).to_vec(), vec![0.0; 6]);
     assert_eq!(Tensor::zeros([0, 4]).sum_dim(-1).shape(), &[0]);
 }
+
+// ---- optimizers refuse what they could never move ------------------------------------------
+
+#[test]
+fn an_optimizer_refuses_a_tensor_without_gradient_or_an_empty_list_at_the_callers_line() {
+    let params = vec![Tensor::ones([3, 2]).requires_grad_(), Tensor::zeros([2])];
+    let line = line!() + 1;
+    let raised = panic_at(|| drop(Sgd::new(params, SgdConfig::default())));
+    assert_eq!(
+        raised.message,
+        "Sgd::new: parameter 1 (shape [2]) does not require a gradient, so backward never gives it one and no step would move it; hint: create it with requires_grad_() or nn::parameter, or leave it out of the list"
+    );
+    assert_reported_at(&raised, line);
+
+    let line = line!() + 1;
+    let raised = panic_at(|| drop(engine::optim::Adam::new(vec![], Default::default())));
+    assert!(
+        raised
+            .message
+            .starts_with("Adam::new: the parameter list is empty"),
+        "{}",
+        raised.message
+    );
+    assert_reported_at(&raised, line);
+}
+
+// ---- a parameter updated by hand gets the no_grad hint, not only retain_grad -------------
+
+/// The hint every message gives for a parameter updated by hand while recording.
+const HAND_UPDATE_HINT: &str = "if it is a parameter updated by hand outside no_grad (w = &w - …), that update was recorded as an op and its result is no longer a leaf: write the new values into the parameter under no_grad instead, engine::no_grad(|| w.assign(&new_w)), or use an optimizer from engine::optim";
+
+#[test]
+fn a_parameter_updated_by_hand_outside_no_grad_is_told_to_use_no_grad_or_an_optimizer() {
+    let lr = 0.25;
+    let w = Tensor::from_vec(vec![1.0, -2.0], [2]).requires_grad_();
+    (&w * &w).sum().backward();
+    // PyTorch's `w = w - lr * w.grad` without torch.no_grad(): the update is recorded.
+    let w = &w - &(&w.grad().unwrap() * lr);
+    assert_eq!(w.to_vec(), vec![0.5, -1.0]);
+    (&w * &w).sum().backward();
+    let err = w.grad().unwrap_err();
+    assert_eq!(err, NoGrad::NotALeaf);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "no gradient: this tensor is the result of an op, whose gradient backward uses and drops. hint: if it is an intermediate result, call .retain_grad() on it before backward(), as in PyTorch; {HAND_UPDATE_HINT}"
+        )
+    );
+
+    // Marking the result, or assigning to it, says the same.
+    let line = line!() + 1;
+    let raised = panic_at(|| drop(w.clone().requires_grad_()));
+    assert_eq!(
+        raised.message,
+        format!(
+            "requires_grad_: only a leaf tensor can be marked; this one is the result of an op. hint: call .detach() first to start a new leaf from its values (.detach().requires_grad_()); {HAND_UPDATE_HINT}"
+        )
+    );
+    assert_reported_at(&raised, line);
+    let line = line!() + 1;
+    let raised = panic_at(|| w.assign(&Tensor::zeros([2])));
+    assert_eq!(
+        raised.message,
+        format!(
+            "assign: only a leaf tensor (a parameter) can be assigned to; this one is the result of an op. hint: {HAND_UPDATE_HINT}"
+        )
+    );
+    assert_reported_at(&raised, line);
+
+    // The update the hint gives keeps the parameter a leaf with a gradient: w = 0.5 · w
+    // after the step, and d(Σ w²)/dw = 2w.
+    let w = Tensor::from_vec(vec![1.0, -2.0], [2]).requires_grad_();
+    (&w * &w).sum().backward();
+    engine::no_grad(|| w.assign(&(&w - &(&w.grad().unwrap() * lr))));
+    w.zero_grad();
+    (&w * &w).sum().backward();
+    assert!(w.is_leaf());
+    assert_eq!(w.to_vec(), vec![0.5, -1.0]);
+    assert_eq!(w.grad().unwrap().to_vec(), vec![1.0, -2.0]);
+}

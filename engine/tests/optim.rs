@@ -444,6 +444,18 @@ fn clip_grad_norm_skips_parameters_without_gradients() {
 }
 
 #[test]
+fn clip_grad_norm_without_any_gradient_is_positive_zero() {
+    // `-0.0 == 0.0`, so the bits are compared: a norm of "-0" printed in a log or divided
+    // into (1 / -0.0 is -inf) would mislead.
+    let without = Tensor::zeros([3]).requires_grad_();
+    for params in [vec![], vec![without.clone()]] {
+        let norm = clip_grad_norm(&params, 1.0);
+        assert_eq!(norm.to_bits(), 0.0f32.to_bits(), "{norm}");
+    }
+    assert!(without.grad().is_err());
+}
+
+#[test]
 fn linear_warmup_without_warmup_steps_is_constant() {
     let schedule = LinearWarmup::new(0.3, 0);
     assert!((0..5).all(|t| schedule.lr_at(t) == 0.3));
@@ -460,14 +472,77 @@ fn linear_warmup_rises_by_equal_steps_then_holds() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Messages for bad hyper-parameters
+// Messages for bad hyper-parameters and parameter lists
 // ---------------------------------------------------------------------------------------
+
+/// A list of one trainable parameter, for tests about something else.
+fn one_parameter() -> Vec<Tensor> {
+    vec![Tensor::zeros([1]).requires_grad_()]
+}
+
+/// The message of the panic `f` raises.
+fn panic_message(f: impl FnOnce()) -> String {
+    let payload =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("expected a panic");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+/// Builds each optimizer on `params`, by name.
+fn build_each(params: Vec<Tensor>) -> Vec<(&'static str, String)> {
+    type Build = fn(Vec<Tensor>);
+    let makers: [(&str, Build); 3] = [
+        ("Sgd::new", |p| drop(Sgd::new(p, SgdConfig::default()))),
+        ("Adam::new", |p| drop(Adam::new(p, AdamConfig::default()))),
+        ("AdamW::new", |p| {
+            drop(AdamW::new(p, AdamConfig::default_adamw()))
+        }),
+    ];
+    makers
+        .into_iter()
+        .map(|(name, make)| {
+            let params = params.clone();
+            (name, panic_message(move || make(params)))
+        })
+        .collect()
+}
+
+#[test]
+fn every_optimizer_refuses_a_parameter_that_does_not_require_a_gradient() {
+    // The second tensor was never marked: backward would never give it a gradient and the
+    // optimizer would never move it, without a word.
+    let trained = Tensor::ones([2]).requires_grad_();
+    let frozen = Tensor::ones([3]);
+    for (name, message) in build_each(vec![trained, frozen]) {
+        assert_eq!(
+            message,
+            format!(
+                "{name}: parameter 1 (shape [3]) does not require a gradient, so backward never gives it one and no step would move it; hint: create it with requires_grad_() or nn::parameter, or leave it out of the list"
+            )
+        );
+    }
+}
+
+#[test]
+fn every_optimizer_refuses_an_empty_parameter_list() {
+    for (name, message) in build_each(vec![]) {
+        assert_eq!(
+            message,
+            format!(
+                "{name}: the parameter list is empty, so there is nothing to optimize; hint: pass the tensors to train, e.g. the model's parameters()"
+            )
+        );
+    }
+}
 
 #[test]
 #[should_panic(expected = "Sgd::new: lr must be finite and ≥ 0, found -0.1")]
 fn sgd_rejects_a_negative_learning_rate() {
     Sgd::new(
-        vec![],
+        one_parameter(),
         SgdConfig {
             lr: -0.1,
             ..SgdConfig::default()
@@ -481,7 +556,7 @@ fn sgd_rejects_a_negative_learning_rate() {
 )]
 fn sgd_rejects_nesterov_without_momentum() {
     Sgd::new(
-        vec![],
+        one_parameter(),
         SgdConfig {
             nesterov: true,
             ..SgdConfig::default()
@@ -502,7 +577,7 @@ fn sgd_rejects_a_parameter_that_is_not_a_leaf() {
 #[should_panic(expected = "Adam::new: both betas must be in [0, 1), found (0.9, 1)")]
 fn adam_rejects_a_beta_of_one() {
     Adam::new(
-        vec![],
+        one_parameter(),
         AdamConfig {
             betas: (0.9, 1.0),
             ..AdamConfig::default()
@@ -513,7 +588,7 @@ fn adam_rejects_a_beta_of_one() {
 #[test]
 #[should_panic(expected = "AdamW::set_lr: lr must be finite and ≥ 0, found NaN")]
 fn adamw_set_lr_rejects_nan() {
-    AdamW::new(vec![], AdamConfig::default_adamw()).set_lr(f32::NAN);
+    AdamW::new(one_parameter(), AdamConfig::default_adamw()).set_lr(f32::NAN);
 }
 
 #[test]

@@ -59,7 +59,8 @@ pub enum CheckpointError {
         source: std::io::Error,
     },
     /// The file is not a checkpoint of this chapter: not safetensors, truncated, another
-    /// element type, or without the metadata entry.
+    /// element type, without the metadata entry, or with a config no run can be built
+    /// from.
     Corrupt {
         /// The file.
         path: PathBuf,
@@ -238,7 +239,7 @@ pub struct Checkpoint {
 
 impl Checkpoint {
     /// Reads and checks `path`: a safetensors file of `f32` tensors with this chapter's
-    /// metadata entry.
+    /// metadata entry, whose config a run can be built from ([`TrainConfig::validate`]).
     pub fn read(path: impl AsRef<Path>) -> Result<Checkpoint, CheckpointError> {
         let path = path.as_ref().to_path_buf();
         let bytes = fs::read(&path).map_err(|source| CheckpointError::Io {
@@ -276,8 +277,13 @@ impl Checkpoint {
             .as_ref()
             .and_then(|m| m.get(INFO_KEY))
             .ok_or_else(|| corrupt(format!("no `{INFO_KEY}` metadata entry")))?;
-        let info = serde_json::from_str(json)
+        let info: CheckpointInfo = serde_json::from_str(json)
             .map_err(|e| corrupt(format!("the `{INFO_KEY}` metadata entry: {e}")))?;
+        // A config no run can be built from (a size 0, say) is refused here, not left to
+        // panic in the middle of resuming.
+        info.config
+            .validate()
+            .map_err(|e| corrupt(format!("the `{INFO_KEY}` metadata entry's config: {e}")))?;
         Ok(Checkpoint {
             path,
             tensors: entries.into_iter().collect(),

@@ -179,6 +179,7 @@ impl Vocab {
     ///
     /// # Panics
     /// When the token is not in the vocabulary.
+    #[track_caller]
     pub fn id(&self, token: &str) -> usize {
         match self.ids.get(token) {
             Some(&id) => id,
@@ -190,21 +191,47 @@ impl Vocab {
     ///
     /// # Panics
     /// When `id` is not below [`len`](Vocab::len).
+    #[track_caller]
     pub fn token(&self, id: usize) -> &str {
-        &self.tokens[id]
+        self.checked_token("Vocab::token", id)
+    }
+
+    /// The token of `id`, or a panic in the name of `op` that gives the id and the size.
+    #[track_caller]
+    fn checked_token(&self, op: &str, id: usize) -> &str {
+        match self.tokens.get(id) {
+            Some(token) => token,
+            None => panic!(
+                "{op}: id {id} is out of range for a vocabulary of {len} tokens (ids 0..{len})",
+                len = self.len()
+            ),
+        }
     }
 
     /// The ids of `tokens`.
+    ///
+    /// # Panics
+    /// When a token is not in the vocabulary.
+    #[track_caller]
     pub fn encode<S: AsRef<str>>(&self, tokens: &[S]) -> Vec<usize> {
-        tokens.iter().map(|t| self.id(t.as_ref())).collect()
+        let mut ids = Vec::with_capacity(tokens.len());
+        for t in tokens {
+            ids.push(self.id(t.as_ref()));
+        }
+        ids
     }
 
     /// The tokens of `ids`, joined by `sep`.
+    ///
+    /// # Panics
+    /// When an id is not below [`len`](Vocab::len).
+    #[track_caller]
     pub fn decode(&self, ids: &[usize], sep: &str) -> String {
-        ids.iter()
-            .map(|&i| self.token(i))
-            .collect::<Vec<_>>()
-            .join(sep)
+        let mut tokens = Vec::with_capacity(ids.len());
+        for &id in ids {
+            tokens.push(self.checked_token("Vocab::decode", id));
+        }
+        tokens.join(sep)
     }
 }
 // ANCHOR_END: vocab

@@ -2,7 +2,7 @@
 //! and the loop.
 
 use attention::prelude::*;
-use engine::optim::{AdamConfig, LinearWarmup, clip_grad_norm};
+use engine::optim::{AdamConfig, LinearWarmup, check_parameters, clip_grad_norm};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +14,8 @@ use crate::model::{DecoderAttention, Seq2Seq, Seq2SeqConfig};
 /// The cross-entropy of `logits: [B, T, V]` against `targets: [B, T]`, averaged over the
 /// real tokens only: position `t` of example `b` counts when `t < lens[b]` (d2l's
 /// `MaskedSoftmaxCELoss`). Padding positions neither add to the loss nor to the count.
+/// With no real token at all (every length 0) the loss is 0 and so is its gradient, as
+/// in d2l, not the NaN of 0 / 0.
 pub fn masked_cross_entropy(logits: &Tensor, targets: &Tensor, lens: &Tensor) -> Tensor {
     let (b, t) = (targets.size(0), targets.size(1));
     let per_token = logits.cross_entropy(targets, Reduction::None); // [B, T]
@@ -22,7 +24,10 @@ pub fn masked_cross_entropy(logits: &Tensor, targets: &Tensor, lens: &Tensor) ->
         .keep_for("masked_cross_entropy", &[b, 1, t])
         .expect("a valid-lengths mask")
         .reshape([b, t]);
-    (per_token * &keep).sum() / keep.sum()
+    // The count, a constant of the batch, taken as at least 1: with no real token the
+    // masked sum is exactly 0, and 0 / 1 = 0 where 0 / 0 would be NaN.
+    let count = keep.sum().item().max(1.0);
+    (per_token * &keep).sum() / count
 }
 // ANCHOR_END: masked_loss
 
@@ -43,8 +48,12 @@ pub struct ResumableAdam {
 }
 
 impl ResumableAdam {
-    /// An optimizer for `params` with zero moments.
+    /// An optimizer for `params` with zero moments. It refuses the parameter lists the
+    /// engine's optimizers refuse (empty, a tensor that does not require a gradient, a
+    /// result of an op, a tensor listed twice), with the same messages.
+    #[track_caller]
     pub fn new(params: Vec<Tensor>, config: AdamConfig) -> ResumableAdam {
+        check_parameters("ResumableAdam::new", &params);
         let state = params
             .iter()
             .map(|p| (0, p.zeros_like(), p.zeros_like()))
@@ -196,6 +205,56 @@ impl TrainConfig {
             embed_size: 16,
             num_hiddens: 32,
         }
+    }
+
+    /// Whether a run can be built from this config: the sizes of the model and of a batch
+    /// at least 1, the training and held-out numbers fitting below `max_number` (at most
+    /// one million), and the learning rates and the clipping norm finite and ≥ 0. The
+    /// error names the first field that is wrong, with its value.
+    ///
+    /// ```
+    /// use chapter09::TrainConfig;
+    /// assert_eq!(TrainConfig::chapter().validate(), Ok(()));
+    /// let broken = TrainConfig { embed_size: 0, ..TrainConfig::chapter() };
+    /// assert_eq!(
+    ///     broken.validate(),
+    ///     Err("embed_size is 0, the model needs at least 1".to_string())
+    /// );
+    /// ```
+    pub fn validate(&self) -> Result<(), String> {
+        let at_least_one = [
+            ("embed_size", self.embed_size, "the model"),
+            ("num_hiddens", self.num_hiddens, "the model"),
+            ("batch_size", self.batch_size, "a batch"),
+            ("train_size", self.train_size, "training"),
+        ];
+        for (name, value, what) in at_least_one {
+            if value == 0 {
+                return Err(format!("{name} is 0, {what} needs at least 1"));
+            }
+        }
+        if self.max_number > 1_000_000 {
+            return Err(format!(
+                "max_number is {}, the task's numbers are below one million",
+                self.max_number
+            ));
+        }
+        if self.train_size.saturating_add(self.held_out) > self.max_number as usize {
+            return Err(format!(
+                "train_size {} and held_out {} do not fit in 0..{} (max_number)",
+                self.train_size, self.held_out, self.max_number
+            ));
+        }
+        for (name, value) in [
+            ("lr", self.lr),
+            ("final_lr", self.final_lr),
+            ("clip", self.clip),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(format!("{name} is {value}, it must be finite and ≥ 0"));
+            }
+        }
+        Ok(())
     }
 
     /// The model's sizes for this run's vocabularies.

@@ -106,6 +106,57 @@ fn vocabularies_put_the_special_tokens_first() {
     assert_eq!(Vocab::source().len(), 34);
 }
 
+/// Runs `f`, which must panic, and returns the message and the file the panic was
+/// reported in (the caller's file when the function that panics has `#[track_caller]`).
+fn panic_message_and_file(f: impl FnOnce()) -> (String, String) {
+    use std::cell::RefCell;
+    use std::panic::{self, AssertUnwindSafe};
+    thread_local! {
+        static FILE: RefCell<Option<String>> = const { RefCell::new(None) };
+    }
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let default = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            let file = info.location().map(|l| l.file().to_string());
+            FILE.with(|f| *f.borrow_mut() = file);
+            default(info);
+        }));
+    });
+    let payload = panic::catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    let file = FILE
+        .with(|f| f.borrow_mut().take())
+        .expect("recorded by the hook");
+    (message, file)
+}
+
+#[test]
+fn decoding_an_unknown_id_names_it_and_the_vocabulary_size_at_the_callers_line() {
+    let v = Vocab::target();
+    let (message, file) = panic_message_and_file(|| drop(v.decode(&[7, 13], " ")));
+    assert_eq!(
+        message,
+        "Vocab::decode: id 13 is out of range for a vocabulary of 13 tokens (ids 0..13)"
+    );
+    assert_eq!(file, file!());
+    let (message, file) = panic_message_and_file(|| {
+        let _ = v.token(99);
+    });
+    assert_eq!(
+        message,
+        "Vocab::token: id 99 is out of range for a vocabulary of 13 tokens (ids 0..13)"
+    );
+    assert_eq!(file, file!());
+    let (message, file) = panic_message_and_file(|| drop(v.encode(&["4", "x"])));
+    assert_eq!(message, "Vocab::id: \"x\" is not in the vocabulary");
+    assert_eq!(file, file!());
+}
+
 #[test]
 fn the_split_is_seeded_and_disjoint() {
     let a = split(1_000_000, 20_000, 1_000, 0);
@@ -293,6 +344,25 @@ fn the_masked_loss_averages_the_real_tokens_only() {
 }
 
 #[test]
+fn the_masked_loss_of_no_real_token_is_zero_with_a_zero_gradient() {
+    // Every length 0: nothing to average. d2l's loss is 0 there; 0 / 0 would be NaN, and
+    // one NaN gradient would turn every weight into NaN at the next step.
+    let logits = Tensor::from_vec(
+        vec![
+            0.3, -1.2, 2.0, 0.5, 0.1, -0.4, 1.1, 0.0, -2.0, 0.7, 0.2, 0.9,
+        ],
+        [2, 2, 3],
+    )
+    .requires_grad_();
+    let targets = Tensor::from_vec(vec![0.0, 2.0, 1.0, 0.0], [2, 2]);
+    let lens = Tensor::zeros([2]);
+    let loss = masked_cross_entropy(&logits, &targets, &lens);
+    assert_eq!(loss.item(), 0.0);
+    loss.backward();
+    assert_eq!(logits.grad().unwrap().to_vec(), vec![0.0; 12]);
+}
+
+#[test]
 fn resumable_adam_takes_the_engine_adams_steps_exactly() {
     let (sv, tv) = (Vocab::source(), Vocab::target());
     let batch = Batch::new(&[342, 12, 40_005], &sv, &tv);
@@ -319,6 +389,16 @@ fn resumable_adam_takes_the_engine_adams_steps_exactly() {
         assert_eq!(x.to_vec(), y.to_vec(), "{name}");
     }
     assert!(ours.state().iter().all(|(t, _, _)| *t == 4));
+}
+
+#[test]
+#[should_panic(
+    expected = "ResumableAdam::new: parameter 1 (shape [2]) does not require a gradient, so backward never gives it one and no step would move it"
+)]
+fn resumable_adam_refuses_a_tensor_that_no_step_would_move() {
+    let mut params = tiny().parameters();
+    params.insert(1, Tensor::zeros([2]));
+    ResumableAdam::new(params, AdamConfig::default());
 }
 
 #[test]
@@ -570,6 +650,46 @@ fn other_element_types_and_missing_metadata_are_refused() {
         message.contains("no `chapter09` metadata entry"),
         "{message}"
     );
+}
+
+#[test]
+fn a_config_no_run_can_be_built_from_is_refused_when_read() {
+    let (dir, path, _) = saved();
+    type Edit = fn(&mut TrainConfig);
+    let broken: [(Edit, &str); 5] = [
+        (
+            |c| c.embed_size = 0,
+            "embed_size is 0, the model needs at least 1",
+        ),
+        (
+            |c| c.num_hiddens = 0,
+            "num_hiddens is 0, the model needs at least 1",
+        ),
+        (
+            |c| c.batch_size = 0,
+            "batch_size is 0, a batch needs at least 1",
+        ),
+        (
+            |c| c.held_out = usize::MAX,
+            "train_size 800 and held_out 18446744073709551615 do not fit in 0..1000 (max_number)",
+        ),
+        (|c| c.clip = -1.0, "clip is -1, it must be finite and ≥ 0"),
+    ];
+    for (i, (edit, reason)) in broken.into_iter().enumerate() {
+        let mut c = Checkpoint::read(&path).unwrap();
+        edit(&mut c.info.config);
+        let file = dir.path(&format!("config-{i}.safetensors"));
+        c.write(&file).unwrap();
+        let e = Checkpoint::read(&file).unwrap_err();
+        assert!(matches!(e, CheckpointError::Corrupt { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}: not a valid checkpoint: the `chapter09` metadata entry's config: {reason}",
+                file.display()
+            )
+        );
+    }
 }
 
 #[test]

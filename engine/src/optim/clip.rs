@@ -11,7 +11,7 @@ use crate::tensor::Tensor;
 /// The norm is `√(Σ g²)` over every element of every gradient. Every gradient is then
 /// multiplied by `min(1, max_norm / (norm + 1e-6))` (PyTorch's formula; the `1e-6` avoids
 /// dividing by zero), so gradients change only when the norm exceeds `max_norm`.
-/// Parameters without a gradient are skipped.
+/// Parameters without a gradient are skipped; with no gradient at all the norm is `0.0`.
 ///
 /// ```
 /// use engine::optim::clip_grad_norm;
@@ -32,11 +32,12 @@ pub fn clip_grad_norm(params: &[Tensor], max_norm: f32) -> f32 {
         .filter_map(|p| p.grad().ok().map(|g| (p, g)))
         .collect();
     // Summed in f64 so the many small squares of a large model do not lose precision.
+    // Folded from +0.0: `sum()` of no terms is -0.0 for floats, and √(-0.0) is -0.0.
     let squares: f64 = grads
         .iter()
         .flat_map(|(_, g)| g.to_vec())
         .map(|x| f64::from(x) * f64::from(x))
-        .sum();
+        .fold(0.0, |total, square| total + square);
     let norm = squares.sqrt() as f32;
     let coef = max_norm / (norm + 1e-6);
     if coef < 1.0 {

@@ -19,7 +19,7 @@
 //! ```
 //!
 //! Where to look:
-//! - `optimizer.rs`: the [`Optimizer`] trait.
+//! - `optimizer.rs`: the [`Optimizer`] trait and [`check_parameters`].
 //! - `sgd.rs`: [`Sgd`]; `adam.rs`: [`Adam`] and [`AdamW`].
 //! - `clip.rs`: [`clip_grad_norm`]; `warmup.rs`: [`LinearWarmup`].
 
@@ -31,6 +31,6 @@ mod warmup;
 
 pub use adam::{Adam, AdamConfig, AdamW};
 pub use clip::clip_grad_norm;
-pub use optimizer::Optimizer;
+pub use optimizer::{Optimizer, check_parameters};
 pub use sgd::{Sgd, SgdConfig};
 pub use warmup::LinearWarmup;

@@ -31,14 +31,47 @@ pub trait Optimizer {
     fn set_lr(&mut self, lr: f32);
 }
 
-/// Refuses parameters that `assign` could not update (results of ops rather than leaves)
-/// and parameters listed twice, which one step would update twice.
+/// The checks every optimizer makes on its parameter list when it is built; call it from
+/// the constructor of an optimizer of your own, with the constructor's name as `op`.
+///
+/// It panics, naming the parameter by its position in the list, when:
+/// - the list is empty (an optimizer of nothing is a mistake, usually a model whose
+///   `parameters()` was called before its layers were added, or the wrong list);
+/// - a parameter does not require a gradient: `backward` never gives it one, so no step
+///   would ever move it;
+/// - a parameter is the result of an op rather than a leaf, which
+///   [`Tensor::assign`] cannot update;
+/// - the same tensor is listed twice, which one step would update twice.
+///
+/// ```
+/// use engine::optim::check_parameters;
+/// use engine::Tensor;
+///
+/// let w = Tensor::zeros([2]).requires_grad_();
+/// check_parameters("MyOptimizer::new", &[w]);
+/// ```
+///
+/// ```should_panic
+/// # use engine::optim::check_parameters;
+/// # use engine::Tensor;
+/// // MyOptimizer::new: parameter 0 (shape [2]) does not require a gradient, …
+/// check_parameters("MyOptimizer::new", &[Tensor::zeros([2])]);
+/// ```
 #[track_caller]
-pub(crate) fn check_parameters(op: &str, params: &[Tensor]) {
+pub fn check_parameters(op: &str, params: &[Tensor]) {
+    check::ensure(!params.is_empty(), op, || {
+        "the parameter list is empty, so there is nothing to optimize; hint: pass the tensors to train, e.g. the model's parameters()".into()
+    });
     for (i, p) in params.iter().enumerate() {
         check::ensure(p.is_leaf(), op, || {
             format!(
                 "parameter {i} (shape {:?}) is the result of an op, not a leaf; only leaves can be optimized. hint: build it with requires_grad_() or nn::parameter",
+                p.shape()
+            )
+        });
+        check::ensure(p.requires_grad(), op, || {
+            format!(
+                "parameter {i} (shape {:?}) does not require a gradient, so backward never gives it one and no step would move it; hint: create it with requires_grad_() or nn::parameter, or leave it out of the list",
                 p.shape()
             )
         });

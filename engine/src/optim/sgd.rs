@@ -58,6 +58,11 @@ pub struct Sgd {
 
 impl Sgd {
     /// An optimizer for `params` (leaf tensors, e.g. from `Module::parameters`).
+    ///
+    /// # Panics
+    /// When `params` is empty, or holds a tensor that does not require a gradient, is not
+    /// a leaf or is listed twice (see [`check_parameters`](super::check_parameters)), or
+    /// when a hyper-parameter is out of range.
     #[track_caller]
     pub fn new(params: Vec<Tensor>, config: SgdConfig) -> Sgd {
         let op = "Sgd::new";
