@@ -127,14 +127,12 @@ pub fn toy_score(model: &AdditiveAttention, batch: &ToyBatch, mask: &Mask) -> To
         batch.targets.to_vec(),
         batch.lens.to_vec(),
     );
+    let most_attended = weights.argmax(-1).to_vec(); // one key per query
     let rows = w.len() / KEYS;
     let (mut hits, mut entropy, mut padding) = (0usize, 0.0f64, 0.0f64);
     for (r, (row, target)) in w.chunks(KEYS).zip(t.chunks(KEYS)).enumerate() {
         let len = lens[r / QUERIES] as usize;
-        let argmax = (0..KEYS)
-            .max_by(|&x, &y| row[x].total_cmp(&row[y]))
-            .unwrap_or(0);
-        hits += usize::from(target[argmax] == 1.0);
+        hits += usize::from(target[most_attended[r] as usize] == 1.0);
         let h: f64 = row
             .iter()
             .filter(|&&a| a > 0.0)

@@ -28,7 +28,7 @@ impl Translation {
     pub fn focus(&self) -> Vec<usize> {
         self.weights
             .iter()
-            .map(|row| argmax_rows(row, row.len().max(1))[0])
+            .map(|row| Tensor::from_vec(row.clone(), [row.len()]).argmax(0).item() as usize)
             .collect()
     }
 
@@ -42,21 +42,6 @@ impl Translation {
     pub fn is_exact(&self, tgt_vocab: &Vocab) -> bool {
         self.text(tgt_vocab) == self.number.to_string()
     }
-}
-
-/// The index of the largest value of each row of `values` (`rows × cols`, row-major).
-fn argmax_rows(values: &[f32], cols: usize) -> Vec<usize> {
-    values
-        .chunks(cols)
-        .map(|row| {
-            row.iter()
-                .enumerate()
-                .fold((0, f32::NEG_INFINITY), |(bi, bv), (i, &v)| {
-                    if v > bv { (i, v) } else { (bi, bv) }
-                })
-                .0
-        })
-        .collect()
 }
 
 // ANCHOR: greedy
@@ -95,7 +80,8 @@ pub fn greedy_decode<A: DecoderAttention>(
             let (next, weights) = model.decoder.step(&input, &state, &enc_outputs, &mask);
             state = next;
             let logits = model.decoder.logits(&state); // [B, V]
-            let best = argmax_rows(&logits.to_vec(), tgt_vocab.len());
+            let best_ids = logits.argmax(-1); // [B], as torch.argmax(logits, dim=-1)
+            let best: Vec<usize> = best_ids.to_vec().iter().map(|&i| i as usize).collect();
             let weights = weights.to_vec(); // [B, S]
             let s = weights.len() / b;
             for i in 0..b {
@@ -116,7 +102,7 @@ pub fn greedy_decode<A: DecoderAttention>(
             if done.iter().all(|&d| d) {
                 break;
             }
-            input = Tensor::from_vec(best.iter().map(|&i| i as f32).collect(), [b]);
+            input = best_ids; // ids are f32 tensors, so the choice is the next input as it is
         }
         out
     })
