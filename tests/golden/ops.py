@@ -16,6 +16,11 @@ Every case records, in float64:
   - `upstream`: a random gradient for the output (passed to `backward_with`);
   - `output`: the op's result.
 
+Ops whose result is an index or a constant (`argmax`, the indices of `topk`, `full_like`)
+have no differentiable input: their cases record the output alone, and `parity_ops.rs`
+lists them by name. Ops with two results (`topk`, `torch.max(x, dim)`) have one case for
+the values (with gradients) and one for the indices.
+
 Inputs and the upstream gradient are rounded to float32 before PyTorch sees them, so the
 engine (which works in f32) starts from exactly the same numbers and the only difference
 left is the engine's own rounding. Integer inputs (indices, class targets, token ids) and
