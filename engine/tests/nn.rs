@@ -8,7 +8,7 @@ use engine::gradcheck::gradcheck;
 use engine::nn::init::{self, FanMode};
 use engine::nn::{
     Dropout, DropoutConfig, Embedding, EmbeddingConfig, Gru, GruCell, GruConfig, LayerNorm,
-    LayerNormConfig, Linear, LinearConfig, Module, parameter, prefixed,
+    LayerNormConfig, Linear, LinearConfig, Module, StateDict, parameter, prefixed,
 };
 use engine::{Tensor, manual_seed};
 use nn_golden::{assert_close, case, to_tensor};
@@ -596,6 +596,89 @@ fn module_zero_grad_clears_every_parameter_gradient() {
     assert!(layer.parameters().iter().all(|p| p.grad().is_ok()));
     layer.zero_grad();
     assert!(layer.parameters().iter().all(|p| p.grad().is_err()));
+}
+
+// ---------------------------------------------------------------------------------------
+// State dicts: editing a checkpoint's state
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn state_dict_remove_takes_one_entry_out_and_keeps_the_order() {
+    let mut state = StateDict::from([
+        ("a", Tensor::scalar(1.0)),
+        ("b", Tensor::scalar(2.0)),
+        ("c", Tensor::scalar(3.0)),
+    ]);
+    assert_eq!(state.remove("b").map(|t| t.item()), Some(2.0));
+    assert!(state.remove("b").is_none());
+    assert_eq!(state.names().collect::<Vec<_>>(), ["a", "c"]);
+    assert_eq!(state.len(), 2);
+}
+
+#[test]
+fn state_dict_rename_keeps_the_place_and_replaces_an_entry_of_the_new_name() {
+    let mut state = StateDict::from([
+        ("a", Tensor::scalar(1.0)),
+        ("b", Tensor::scalar(2.0)),
+        ("c", Tensor::scalar(3.0)),
+    ]);
+    assert!(state.rename("a", "z"));
+    assert_eq!(state.names().collect::<Vec<_>>(), ["z", "b", "c"]);
+    // Onto an existing name: that entry goes, as with Python's state[to] = state.pop(from).
+    assert!(state.rename("c", "b"));
+    assert_eq!(state.names().collect::<Vec<_>>(), ["z", "b"]);
+    assert_eq!(state.get("b").unwrap().item(), 3.0);
+    // Onto itself: nothing changes.
+    assert!(state.rename("z", "z"));
+    assert_eq!(state.names().collect::<Vec<_>>(), ["z", "b"]);
+    // A name that is not there: false, nothing changes.
+    assert!(!state.rename("a", "y"));
+    assert_eq!(state.len(), 2);
+}
+
+#[test]
+fn state_dict_with_prefix_strips_the_prefix_of_the_entries_under_it() {
+    let state = StateDict::from([
+        ("encoder.", Tensor::scalar(0.0)),
+        ("encoder.rnn.weight_ih_l0", Tensor::scalar(1.0)),
+        ("decoder.dense.weight", Tensor::scalar(2.0)),
+        ("encoder.embedding.weight", Tensor::scalar(3.0)),
+        ("encoder2.weight", Tensor::scalar(4.0)),
+    ]);
+    let encoder = state.with_prefix("encoder.");
+    assert_eq!(
+        encoder.names().collect::<Vec<_>>(),
+        ["rnn.weight_ih_l0", "embedding.weight"]
+    );
+    assert!(
+        encoder
+            .get("embedding.weight")
+            .unwrap()
+            .same(state.get("encoder.embedding.weight").unwrap()),
+        "the same handles"
+    );
+    // A plain string match: without the dot, encoder2 is selected too.
+    let loose = state.with_prefix("encoder");
+    assert_eq!(
+        loose.names().collect::<Vec<_>>(),
+        [".", ".rnn.weight_ih_l0", ".embedding.weight", "2.weight"]
+    );
+    assert!(state.with_prefix("nothing.").is_empty());
+    assert_eq!(state.len(), 5, "the state itself is unchanged");
+}
+
+#[test]
+fn the_prelude_brings_load_error_and_gelu_approx() {
+    use engine::prelude::*;
+    let layer = Linear::new(LinearConfig {
+        in_features: 2,
+        out_features: 1,
+        ..Default::default()
+    });
+    let err: LoadError = layer.load_state_dict(&StateDict::new()).unwrap_err();
+    assert_eq!(err.missing, ["weight", "bias"]);
+    let x = Tensor::from_vec(vec![0.0], [1]);
+    assert_eq!(x.gelu(GeluApprox::Tanh).to_vec(), vec![0.0]);
 }
 
 // ---------------------------------------------------------------------------------------

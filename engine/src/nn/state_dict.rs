@@ -8,6 +8,10 @@ use crate::tensor::Tensor;
 /// [`Module::load_state_dict`] takes (and what a checkpoint stores). Names follow PyTorch's
 /// `state_dict()` keys, so weights move between the two by name.
 ///
+/// Editing a checkpoint's state before loading it: [`remove`](StateDict::remove),
+/// [`rename`](StateDict::rename), and [`with_prefix`](StateDict::with_prefix) for one part
+/// of a model.
+///
 /// [`Module::state_dict`]: super::Module::state_dict
 /// [`Module::load_state_dict`]: super::Module::load_state_dict
 ///
@@ -63,6 +67,96 @@ impl StateDict {
     /// True when there is no entry.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Takes the entry `name` out and returns its tensor, or `None` when there is no such
+    /// entry; the other entries keep their order. Python's `state.pop(name, None)`.
+    ///
+    /// ```
+    /// use engine::nn::StateDict;
+    /// use engine::Tensor;
+    ///
+    /// let mut state = StateDict::from([
+    ///     ("proj.weight", Tensor::ones([2, 2])),
+    ///     ("proj.bias", Tensor::zeros([2])),
+    ///     ("step", Tensor::scalar(7.0)),
+    /// ]);
+    /// assert_eq!(state.remove("step").unwrap().item(), 7.0);
+    /// assert!(state.remove("step").is_none());
+    /// assert_eq!(state.names().collect::<Vec<_>>(), ["proj.weight", "proj.bias"]);
+    /// ```
+    pub fn remove(&mut self, name: &str) -> Option<Tensor> {
+        let i = self.entries.iter().position(|(n, _)| n == name)?;
+        Some(self.entries.remove(i).1)
+    }
+
+    /// Renames the entry `from` to `to`, keeping its place in the order, and returns
+    /// `true`; returns `false` and changes nothing when there is no entry `from`. An
+    /// entry already named `to` is replaced (dropped), as Python's
+    /// `state[to] = state.pop(from)` replaces it. Renaming an entry to its own name keeps
+    /// it.
+    ///
+    /// ```
+    /// use engine::nn::StateDict;
+    /// use engine::Tensor;
+    ///
+    /// // A GRU checkpoint written with the old `cell.` names, renamed to nn.GRU's.
+    /// let mut state = StateDict::from([
+    ///     ("rnn.cell.weight_ih", Tensor::ones([6, 3])),
+    ///     ("rnn.cell.bias_ih", Tensor::zeros([6])),
+    /// ]);
+    /// assert!(state.rename("rnn.cell.weight_ih", "rnn.weight_ih_l0"));
+    /// assert!(!state.rename("rnn.cell.weight_hh", "rnn.weight_hh_l0")); // not there
+    /// assert_eq!(state.names().collect::<Vec<_>>(), ["rnn.weight_ih_l0", "rnn.cell.bias_ih"]);
+    /// ```
+    pub fn rename(&mut self, from: &str, to: impl Into<String>) -> bool {
+        let to = to.into();
+        let Some(i) = self.entries.iter().position(|(n, _)| n == from) else {
+            return false;
+        };
+        if from != to {
+            let replaced = self.entries.iter().position(|(n, _)| *n == to);
+            self.entries[i].0 = to;
+            if let Some(j) = replaced {
+                self.entries.remove(j);
+            }
+        }
+        true
+    }
+
+    /// The entries whose names start with `prefix`, with `prefix` cut off, in their order:
+    /// the state of one part of a model (PyTorch users write
+    /// `{k.removeprefix(p): v for k, v in state.items() if k.startswith(p)}`).
+    ///
+    /// The match is on the plain string, so give the separator too: `"encoder."` selects
+    /// `"encoder.rnn.weight_ih_l0"` as `"rnn.weight_ih_l0"` but not `"encoder2.weight"`,
+    /// which `"encoder"` would select as `"2.weight"`. A name equal to `prefix` would
+    /// become the empty name and is left out. `self` is not changed, and the result holds
+    /// the same tensor handles (loading a state copies the values anyway).
+    ///
+    /// ```
+    /// use engine::nn::StateDict;
+    /// use engine::Tensor;
+    ///
+    /// let state = StateDict::from([
+    ///     ("model.encoder.embedding.weight", Tensor::zeros([5, 2])),
+    ///     ("model.decoder.dense.weight", Tensor::zeros([3, 2])),
+    ///     ("model.encoder.rnn.weight_ih_l0", Tensor::zeros([6, 2])),
+    ///     ("model.encoder2.weight", Tensor::zeros([1])),
+    /// ]);
+    /// let encoder = state.with_prefix("model.encoder.");
+    /// assert_eq!(encoder.names().collect::<Vec<_>>(), ["embedding.weight", "rnn.weight_ih_l0"]);
+    /// assert_eq!(state.len(), 4);
+    /// ```
+    pub fn with_prefix(&self, prefix: &str) -> StateDict {
+        self.entries
+            .iter()
+            .filter_map(|(n, t)| {
+                n.strip_prefix(prefix)
+                    .filter(|rest| !rest.is_empty())
+                    .map(|rest| (rest.to_string(), t.clone()))
+            })
+            .collect()
     }
 }
 
