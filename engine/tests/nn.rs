@@ -112,12 +112,16 @@ fn gru_over_a_sequence_matches_pytorch_gru_with_batch_first() {
     let c = case("gru");
     let x = tensor(c, "x").requires_grad_();
     let h0 = tensor(c, "h0").requires_grad_();
-    let gru = Gru::from_cell(GruCell::from_weights(
-        &tensor(c, "weight_ih"),
-        &tensor(c, "weight_hh"),
-        &tensor(c, "bias_ih"),
-        &tensor(c, "bias_hh"),
-    ));
+    // The state dict under nn.GRU's own names (the golden file drops their `_l0`).
+    let gru = Gru::new(GruConfig {
+        input_size: 3,
+        hidden_size: 4,
+    });
+    let pytorch: StateDict = ["weight_ih", "weight_hh", "bias_ih", "bias_hh"]
+        .map(|n| (format!("{n}_l0"), tensor(c, n)))
+        .into_iter()
+        .collect();
+    gru.load_state_dict(&pytorch).unwrap();
     let (outputs, last) = gru.forward(&x, Some(&h0));
     assert_matches(&outputs, c, "outputs");
     assert_matches(&last, c, "last");
@@ -127,7 +131,7 @@ fn gru_over_a_sequence_matches_pytorch_gru_with_batch_first() {
     assert_matches(&grad_of(&x), c, "grad_x");
     assert_matches(&grad_of(&h0), c, "grad_h0");
     for (name, p) in gru.named_parameters() {
-        let short = name.strip_prefix("cell.").unwrap();
+        let short = name.strip_suffix("_l0").unwrap();
         assert_matches(&grad_of(&p), c, &format!("grad_{short}"));
     }
 }
@@ -432,12 +436,8 @@ fn named_parameters_use_pytorch_names() {
             input_size: 3,
             hidden_size: 4
         })),
-        [
-            "cell.weight_ih",
-            "cell.weight_hh",
-            "cell.bias_ih",
-            "cell.bias_hh"
-        ]
+        // nn.GRU's names for layer 0; the cell keeps nn.GRUCell's, above.
+        ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
     );
 }
 
@@ -665,6 +665,34 @@ fn state_dict_with_prefix_strips_the_prefix_of_the_entries_under_it() {
     );
     assert!(state.with_prefix("nothing.").is_empty());
     assert_eq!(state.len(), 5, "the state itself is unchanged");
+}
+
+#[test]
+fn a_checkpoint_with_the_old_gru_names_loads_after_a_rename() {
+    let gru = Gru::new(GruConfig {
+        input_size: 2,
+        hidden_size: 3,
+    });
+    // What a state of the earlier naming, `cell.weight_ih`…, looked like.
+    let mut old: StateDict = gru
+        .state_dict()
+        .iter()
+        .map(|(n, t)| {
+            (
+                format!("cell.{}", n.strip_suffix("_l0").unwrap()),
+                t.clone(),
+            )
+        })
+        .collect();
+    let err = gru.load_state_dict(&old).unwrap_err();
+    assert_eq!(
+        err.missing,
+        ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
+    );
+    for name in ["weight_ih", "weight_hh", "bias_ih", "bias_hh"] {
+        assert!(old.rename(&format!("cell.{name}"), format!("{name}_l0")));
+    }
+    gru.load_state_dict(&old).unwrap();
 }
 
 #[test]
