@@ -142,8 +142,9 @@ impl AdditiveAttention {
         )
     }
 
-    /// A module whose parameters are the given tensors (shared, not copied, so gradients
-    /// reach them), by the names listed above; every problem is reported at once. To copy
+    /// A module whose parameters are copies of the tensors in `state`, by the names listed
+    /// above; every problem is reported at once. Loading copies, as in PyTorch: the module
+    /// owns its parameters, and the state's tensors are never shared or changed. To copy
     /// values into an existing module, use [`load_state_dict`](Module::load_state_dict).
     #[track_caller]
     pub fn from_state_dict(

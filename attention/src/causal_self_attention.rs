@@ -115,8 +115,9 @@ impl CausalSelfAttention {
         Self::from_layers([layer(), layer(), layer(), layer()], config)
     }
 
-    /// A layer whose parameters are the given tensors (shared, not copied, so gradients
-    /// reach them), by the names listed above; every problem is reported at once.
+    /// A layer whose parameters are copies of the tensors in `state`, by the names listed
+    /// above; every problem is reported at once. Loading copies, as in PyTorch: the module
+    /// owns its parameters, and the state's tensors are never shared or changed.
     #[track_caller]
     pub fn from_state_dict(
         config: CausalSelfAttentionConfig,

@@ -39,6 +39,9 @@
 //!   and defaulted (sizes have no default and must be set). From given weights:
 //!   `Module::from_state_dict(config, &state)`, with PyTorch's parameter names; to copy
 //!   weights into a module that exists, [`Module::load_state_dict`](engine::nn::Module).
+//! - Loading a state copies it, the PyTorch rule: a module owns its parameters (fresh
+//!   leaves that require gradients, whatever the state held), and the state's tensors are
+//!   never shared or changed, by `from_state_dict` or by `load_state_dict`.
 //! - Every module starts in training mode (dropout on); `eval()` switches it off.
 //! - Every module keeps the weights of its last forward pass for plotting
 //!   ([`AttentionWeights::last_attention_weights`]).

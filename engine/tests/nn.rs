@@ -8,8 +8,9 @@ use engine::gradcheck::gradcheck;
 use engine::nn::init::{self, FanMode};
 use engine::nn::{
     Dropout, DropoutConfig, Embedding, EmbeddingConfig, Gru, GruCell, GruConfig, LayerNorm,
-    LayerNormConfig, Linear, LinearConfig, Module, StateDict, parameter, prefixed,
+    LayerNormConfig, Linear, LinearConfig, Module, StateDict, StateReader, parameter, prefixed,
 };
+use engine::optim::{Optimizer, Sgd, SgdConfig};
 use engine::{Tensor, manual_seed};
 use nn_golden::{assert_close, case, to_tensor};
 use serde_json::Value;
@@ -599,8 +600,74 @@ fn module_zero_grad_clears_every_parameter_gradient() {
 }
 
 // ---------------------------------------------------------------------------------------
-// State dicts: editing a checkpoint's state
+// State dicts: loading copies; editing a checkpoint's state
 // ---------------------------------------------------------------------------------------
+
+/// A state holding one plain tensor (as `state_dict()` and checkpoints give) and one that
+/// requires a gradient, for a `Linear(2, 2)`.
+fn mixed_state() -> StateDict {
+    StateDict::from([
+        (
+            "proj.weight",
+            Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], [2, 2]),
+        ),
+        (
+            "proj.bias",
+            Tensor::from_vec(vec![0.5, -0.5], [2]).requires_grad_(),
+        ),
+    ])
+}
+
+#[test]
+fn state_reader_copies_every_tensor_into_a_fresh_parameter() {
+    let state = mixed_state();
+    let mut reader = StateReader::new(&state);
+    let layer = reader.linear(
+        "proj",
+        LinearConfig {
+            in_features: 2,
+            out_features: 2,
+            bias: true,
+        },
+    );
+    reader.finish().unwrap();
+    for (name, p) in layer.named_parameters() {
+        let given = state.get(&format!("proj.{name}")).unwrap();
+        assert!(p.is_leaf() && p.requires_grad(), "{name} is a parameter");
+        assert!(!p.same(given), "{name} is not the state's handle");
+        assert_eq!(p.to_vec(), given.to_vec(), "{name} has the state's values");
+    }
+    // One step of training changes the layer, never the state, whatever it held.
+    layer.forward(&Tensor::ones([1, 2])).sum().backward();
+    let mut sgd = Sgd::new(
+        layer.parameters(),
+        SgdConfig {
+            lr: 0.1,
+            ..Default::default()
+        },
+    );
+    sgd.step();
+    assert_eq!(layer.bias().unwrap().to_vec(), vec![0.4, -0.6]);
+    assert_eq!(
+        state.get("proj.weight").unwrap().to_vec(),
+        vec![1.0, 2.0, 3.0, 4.0]
+    );
+    let bias = state.get("proj.bias").unwrap();
+    assert_eq!(bias.to_vec(), vec![0.5, -0.5]);
+    assert!(
+        bias.grad().is_err(),
+        "the state's tensor received no gradient"
+    );
+    assert!(!state.get("proj.weight").unwrap().requires_grad());
+}
+
+#[test]
+fn state_reader_says_which_names_the_state_holds() {
+    let state = mixed_state();
+    let reader = StateReader::new(&state);
+    assert!(reader.contains("proj.bias"));
+    assert!(!reader.contains("proj"));
+}
 
 #[test]
 fn state_dict_remove_takes_one_entry_out_and_keeps_the_order() {

@@ -6,7 +6,8 @@ use crate::tensor::Tensor;
 
 /// Parameter values by name, in a fixed order: what [`Module::state_dict`] returns and
 /// [`Module::load_state_dict`] takes (and what a checkpoint stores). Names follow PyTorch's
-/// `state_dict()` keys, so weights move between the two by name.
+/// `state_dict()` keys, so weights move between the two by name. Loading a state copies
+/// its values into the module, which never shares or changes the state's tensors.
 ///
 /// Editing a checkpoint's state before loading it: [`remove`](StateDict::remove),
 /// [`rename`](StateDict::rename), and [`with_prefix`](StateDict::with_prefix) for one part
@@ -217,9 +218,16 @@ impl std::error::Error for LoadError {}
 
 /// Builds a module out of a [`StateDict`]'s tensors: each call takes one named tensor and
 /// checks its shape, every problem is collected, and [`finish`](StateReader::finish)
-/// reports them all (and any name nobody took). The tensors taken become the module's
-/// parameters *as they are* (shared, not copied), which is what `from_state_dict`
-/// constructors need so that gradients reach the caller's tensors.
+/// reports them all (and any name nobody took). This is what the `from_state_dict`
+/// constructors use.
+///
+/// **Loading copies.** As in PyTorch, a module owns its parameters: every tensor taken is
+/// a *copy* of the state's values, a fresh leaf that requires a gradient, whatever the
+/// state held (plain tensors, as [`Module::state_dict`](super::Module::state_dict) and
+/// checkpoints give, or tensors that require gradients). Training the module never
+/// changes the state's tensors, and their gradients stay theirs. (To make two layers share
+/// one tensor on purpose, weight tying, the layers' `from_weights` constructors take the
+/// tensor itself.)
 ///
 /// ```
 /// use engine::nn::{LinearConfig, StateDict, StateReader};
@@ -230,6 +238,8 @@ impl std::error::Error for LoadError {}
 /// let proj = reader.linear("proj", LinearConfig { in_features: 3, out_features: 2, bias: false });
 /// reader.finish().unwrap();
 /// assert_eq!(proj.weight().shape(), &[2, 3]);
+/// assert!(proj.weight().requires_grad()); // a parameter, although the state's tensor is plain
+/// assert!(!proj.weight().same(state.get("proj.weight").unwrap())); // a copy
 ///
 /// let mut reader = StateReader::new(&state);
 /// reader.linear("proj", LinearConfig { in_features: 4, out_features: 2, bias: true });
@@ -254,13 +264,20 @@ impl<'a> StateReader<'a> {
         }
     }
 
-    /// The tensor named `name`, which must have `shape`. When it is missing or has another
-    /// shape the problem is recorded and zeros of `shape` stand in (never returned to the
-    /// caller of `from_state_dict`, since `finish` then fails).
+    /// True when the state holds an entry `name` (taken or not): how a module that
+    /// accepts two layouts of its parameters tells which one it was given.
+    pub fn contains(&self, name: &str) -> bool {
+        self.state.get(name).is_some()
+    }
+
+    /// A copy of the tensor named `name`, which must have `shape`: a fresh leaf that
+    /// requires a gradient (see the type's documentation). When it is missing or has
+    /// another shape the problem is recorded and zeros of `shape` stand in (never returned
+    /// to the caller of `from_state_dict`, since `finish` then fails).
     pub fn tensor(&mut self, name: &str, shape: &[usize]) -> Tensor {
         self.taken.push(name.to_string());
         match self.state.get(name) {
-            Some(t) if t.shape() == shape => t.clone(),
+            Some(t) if t.shape() == shape => Tensor::from_vec(t.to_vec(), shape).requires_grad_(),
             Some(t) => {
                 self.error
                     .mismatched
