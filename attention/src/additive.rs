@@ -70,6 +70,7 @@ pub struct AdditiveAttentionConfig {
     /// The size of each key (no default: must be set); it may differ from `query_size`.
     pub key_size: usize,
     /// The size `h` of the hidden space in which queries and keys are added (no default).
+    /// d2l's name, used by every config of this crate for the model size.
     pub num_hiddens: usize,
     /// Dropout on the attention weights, in training mode (default 0).
     pub dropout: f32,

@@ -21,6 +21,8 @@ pub struct BahdanauAttentionConfig {
     /// The size of each value, and of the context (no default: must be set).
     pub value_size: usize,
     /// The size `h` of the hidden space where query and key are added (no default).
+    /// d2l's name, used by every config of this crate for the model size. The module has no
+    /// `bias` setting: the article's projections always have biases, and `v` has none.
     pub num_hiddens: usize,
     /// What masked scores become (default [`Fill::Safe`]; the article uses
     /// `Fill::Constant(-1e9)`).

@@ -42,6 +42,13 @@
 //! - Loading a state copies it, the PyTorch rule: a module owns its parameters (fresh
 //!   leaves that require gradients, whatever the state held), and the state's tensors are
 //!   never shared or changed, by `from_state_dict` or by `load_state_dict`.
+//! - The model size is called `num_hiddens` in every config, d2l's name: the modules follow
+//!   d2l's definitions number for number, and a learner reads d2l's code beside them.
+//!   PyTorch's `nn.MultiheadAttention` calls the same size `embed_dim`, and the Transformer
+//!   paper and GPT code `d_model`; one name here, for the same thing everywhere.
+//! - `bias` defaults to d2l's `false` where d2l defines the module
+//!   ([`MultiHeadAttentionConfig`]) and to `true` where it does not
+//!   ([`CausalSelfAttentionConfig`], as in GPT-2 and PyTorch); each config says which.
 //! - Every module starts in training mode (dropout on); `eval()` switches it off.
 //! - Every module keeps the weights of its last forward pass for plotting
 //!   ([`AttentionWeights::last_attention_weights`]).

@@ -21,7 +21,8 @@ use crate::weights::AttentionWeights;
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MultiHeadAttentionConfig {
     /// The size the queries, keys and values are projected to, and of the output (no
-    /// default: must be set).
+    /// default: must be set). d2l's name, used by every config of this crate; PyTorch's
+    /// `nn.MultiheadAttention` calls it `embed_dim`, the Transformer paper `d_model`.
     pub num_hiddens: usize,
     /// The number of heads, which must divide `num_hiddens` (no default).
     pub num_heads: usize,
@@ -33,7 +34,11 @@ pub struct MultiHeadAttentionConfig {
     pub value_size: Option<usize>,
     /// Dropout on the attention weights, in training mode (default 0).
     pub dropout: f32,
-    /// Whether the four projections have biases (default `false`, as in d2l).
+    /// Whether the four projections have biases (default `false`: d2l's
+    /// `MultiHeadAttention` is the definition this module follows number for number).
+    /// PyTorch's `nn.MultiheadAttention` defaults to `bias=True`: set `bias: true` to match
+    /// it. [`CausalSelfAttentionConfig`](crate::CausalSelfAttentionConfig), which has no d2l
+    /// definition, defaults to `true`.
     pub bias: bool,
     /// What masked scores become (default [`Fill::Safe`]; [`Fill::D2l`] reproduces d2l).
     pub fill: Fill,

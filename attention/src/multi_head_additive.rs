@@ -20,7 +20,9 @@ pub struct MultiHeadAdditiveAttentionConfig {
     /// The size of each value, and of the context (no default: must be set).
     pub value_size: usize,
     /// The total hidden size, shared out equally: each head gets `num_hiddens / num_heads`
-    /// (no default).
+    /// (no default). d2l's name, used by every config of this crate for the model size.
+    /// Every projection has a bias, as in [`BahdanauAttention`]; there is no `bias`
+    /// setting.
     pub num_hiddens: usize,
     /// The number of heads, which must divide `num_hiddens` (no default).
     pub num_heads: usize,

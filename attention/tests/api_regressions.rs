@@ -52,9 +52,9 @@ fn assert_close(actual: &[f32], expected: &[f32], tol: f32, what: &str) {
     }
 }
 
-fn causal_layer(d_model: usize, num_heads: usize) -> CausalSelfAttention {
+fn causal_layer(num_hiddens: usize, num_heads: usize) -> CausalSelfAttention {
     CausalSelfAttention::new(CausalSelfAttentionConfig {
-        d_model,
+        num_hiddens,
         num_heads,
         ..Default::default()
     })
@@ -140,7 +140,7 @@ fn forward_gives_w_k_and_w_v_gradients_on_the_layers_own_parameters() {
         .map(|(n, t)| (n, t.requires_grad_()))
         .collect();
     let config = CausalSelfAttentionConfig {
-        d_model: d,
+        num_hiddens: d,
         num_heads: 2,
         ..Default::default()
     };
@@ -479,7 +479,7 @@ fn zero_sizes_name_the_module_and_the_setting() {
             }),
         ),
         (
-            "CausalSelfAttention::new: d_model must be at least 1, found 0".into(),
+            "CausalSelfAttention::new: num_hiddens must be at least 1, found 0".into(),
             Box::new(|| {
                 CausalSelfAttention::new(CausalSelfAttentionConfig {
                     num_heads: 2,
@@ -580,7 +580,7 @@ fn from_state_dict_of_a_state_dict_gives_the_same_outputs_for_every_module() {
         );
 
         let cfg = CausalSelfAttentionConfig {
-            d_model: 4,
+            num_hiddens: 4,
             num_heads: 2,
             bias,
             ..Default::default()
@@ -727,7 +727,7 @@ fn causal_self_attention_fully_padded_example_is_uniform_under_d2l_and_zero_unde
     let safe = causal_layer(4, 2);
     let d2l = CausalSelfAttention::from_state_dict(
         CausalSelfAttentionConfig {
-            d_model: 4,
+            num_hiddens: 4,
             num_heads: 2,
             fill: Fill::D2l,
             ..Default::default()
@@ -832,7 +832,7 @@ fn every_module_starts_in_training_mode_and_eval_switches_dropout_off() {
     });
 
     let cfg = CausalSelfAttentionConfig {
-        d_model: 8,
+        num_hiddens: 8,
         num_heads: 2,
         dropout: 0.5,
         ..Default::default()

@@ -294,7 +294,7 @@ fn causal_self_attention_gradient_wrt_input_and_parameters() {
         inputs.push(randn(&[4]));
     }
     let config = CausalSelfAttentionConfig {
-        d_model: 4,
+        num_hiddens: 4,
         num_heads: 2,
         ..Default::default()
     };

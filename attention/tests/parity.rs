@@ -462,7 +462,7 @@ fn multi_head_attention_matches_torch_multihead_attention() {
 
 fn causal(case: &Value) -> CausalSelfAttention {
     let config = CausalSelfAttentionConfig {
-        d_model: param_size(case, "W_q.weight", 1),
+        num_hiddens: param_size(case, "W_q.weight", 1),
         num_heads: usize_config(case, "num_heads"),
         bias: case["params"].get("W_q.bias").is_some(),
         ..Default::default()

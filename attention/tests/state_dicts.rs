@@ -142,7 +142,7 @@ fn from_state_dict_copies_the_state_into_parameters_the_module_owns() {
     );
 
     let config = CausalSelfAttentionConfig {
-        d_model: 4,
+        num_hiddens: 4,
         num_heads: 2,
         ..Default::default()
     };
