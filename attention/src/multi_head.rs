@@ -74,8 +74,9 @@ impl MultiHeadAttentionConfig {
 /// **Matching `torch.nn.MultiheadAttention(E, H, bias=False, batch_first=True)`:** with all
 /// sizes equal to `E`, its `in_proj_weight` is `W_q`, `W_k`, `W_v` stacked along dimension 0
 /// (`[3E, E]`) and its `out_proj.weight` is `W_o`. Its `key_padding_mask` is `True` where a
-/// key is *ignored*, the opposite of [`Mask::key_padding`]; its returned weights are
-/// averaged over heads unless `average_attn_weights=False`.
+/// key is *ignored*, the opposite of [`Mask::key_padding`]: pass it to
+/// [`Mask::key_padding_ignore`]. Its returned weights are averaged over heads unless
+/// `average_attn_weights=False`.
 ///
 /// **Beside [`CausalSelfAttention`](crate::CausalSelfAttention):** with the same weights
 /// (`bias: true` here), `forward(&x, &x, &x, &(Mask::causal() & pad))` gives the same numbers

@@ -449,6 +449,16 @@ fn multi_head_attention_matches_torch_multihead_attention() {
             complement,
             "{label}: keep = !key_padding_mask"
         );
+        // PyTorch's mask, passed as it is, hides the same keys.
+        let q = input_shape(case, "queries")[1];
+        let ignore = Mask::key_padding_ignore(&padding)
+            .keep_for("parity", &[b, q, k])
+            .expect("a mask");
+        assert_eq!(
+            ignore.to_vec(),
+            complement,
+            "{label}: Mask::key_padding_ignore(key_padding_mask)"
+        );
         // PyTorch fills with -inf: the default (safe) fill, never a constant.
         assert_eq!(fill_of(case), None, "{label}: default fill");
         check_multi_head(&mut report, case, &multi_head(case));
