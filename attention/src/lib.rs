@@ -28,7 +28,9 @@
 //!    form that accepts queries and keys of different sizes; then [`BahdanauAttention`],
 //!    the one-query-per-step form a seq2seq decoder uses.
 //! 3. [`scaled_dot_product_attention`] and [`DotProductAttention`]: scores from a dot
-//!    product, scaled by `1/√d` so they do not saturate the softmax.
+//!    product, scaled by `1/√d` so they do not saturate the softmax; PyTorch's named
+//!    options (`is_causal`, `scale`, `dropout_p`) through
+//!    [`scaled_dot_product_attention_with`] and [`SdpaOptions`].
 //! 4. [`MultiHeadAttention`]: several dot-product heads on projections of one input, and
 //!    [`MultiHeadAdditiveAttention`], the same idea for the additive form.
 //! 5. [`CausalSelfAttention`] and [`KvCache`]: a decoder's self-attention, run over a
@@ -77,7 +79,8 @@ pub use additive::{AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring};
 pub use bahdanau::{BahdanauAttention, BahdanauAttentionConfig};
 pub use causal_self_attention::{CausalSelfAttention, CausalSelfAttentionConfig};
 pub use dot_product::{
-    DotProductAttention, DotProductAttentionConfig, scaled_dot_product_attention,
+    DotProductAttention, DotProductAttentionConfig, SdpaOptions, scaled_dot_product_attention,
+    scaled_dot_product_attention_with,
 };
 pub use kv_cache::KvCache;
 pub use mask::Mask;
