@@ -41,6 +41,12 @@
 //!   and defaulted (sizes have no default and must be set). From given weights:
 //!   `Module::from_state_dict(config, &state)`, with PyTorch's parameter names; to copy
 //!   weights into a module that exists, [`Module::load_state_dict`](engine::nn::Module).
+//! - Where the PyTorch code a learner compares with names the parameters otherwise, its
+//!   state dict loads as it is too: [`BahdanauAttention`] (and each head of
+//!   [`MultiHeadAdditiveAttention`]) takes the article's `query_proj`, `key_proj`,
+//!   `value_proj`, `v`; [`MultiHeadAttention`] takes `nn.MultiheadAttention`'s
+//!   `in_proj_weight`, `in_proj_bias`, `out_proj.*`. The layout is told by the names;
+//!   `state_dict()` gives the module's own.
 //! - Loading a state copies it, the PyTorch rule: a module owns its parameters (fresh
 //!   leaves that require gradients, whatever the state held), and the state's tensors are
 //!   never shared or changed, by `from_state_dict` or by `load_state_dict`.
@@ -60,7 +66,8 @@
 //!
 //! One file per mechanism: `mask.rs`, `masked_softmax.rs`, `additive.rs`, `bahdanau.rs`,
 //! `multi_head_additive.rs`, `dot_product.rs`, `multi_head.rs`, `kv_cache.rs`,
-//! `causal_self_attention.rs`.
+//! `causal_self_attention.rs`; `state.rs` holds what the modules that also read PyTorch's
+//! names for their parameters share.
 
 mod additive;
 mod bahdanau;
@@ -73,6 +80,7 @@ mod masked_softmax;
 mod multi_head;
 mod multi_head_additive;
 pub mod prelude;
+mod state;
 mod weights;
 
 pub use additive::{AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring};

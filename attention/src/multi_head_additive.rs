@@ -8,6 +8,7 @@ use crate::bahdanau::{BahdanauAttention, BahdanauAttentionConfig};
 use crate::check;
 use crate::mask::Mask;
 use crate::masked_softmax::Fill;
+use crate::state::load_through;
 use crate::weights::{AttentionWeights, WeightsSlot};
 
 /// The settings of a [`MultiHeadAdditiveAttention`] module.
@@ -46,7 +47,9 @@ pub struct MultiHeadAdditiveAttentionConfig {
 /// | weights (and [`last_attention_weights`](AttentionWeights::last_attention_weights)) | `[B, num_heads, K]` |
 ///
 /// Parameters: `heads.i.*` for each head (see [`BahdanauAttention`]) and
-/// `W_o: Linear(num_heads · value_size, value_size)`. The module has no dropout.
+/// `W_o: Linear(num_heads · value_size, value_size)`. The module has no dropout. A head's
+/// parameters may also be given under the article's names (`heads.i.query_proj.weight`,
+/// …), read as [`BahdanauAttention`] reads them.
 ///
 /// ```
 /// use attention::{Mask, MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig};
@@ -73,6 +76,7 @@ pub struct MultiHeadAdditiveAttentionConfig {
 pub struct MultiHeadAdditiveAttention {
     heads: Vec<BahdanauAttention>,
     w_o: Linear,
+    config: MultiHeadAdditiveAttentionConfig,
     weights: WeightsSlot,
 }
 
@@ -89,6 +93,7 @@ impl MultiHeadAdditiveAttention {
         MultiHeadAdditiveAttention {
             heads,
             w_o: Linear::new(projection(config.num_heads * v, v, true)),
+            config,
             weights: WeightsSlot::default(),
         }
     }
@@ -101,35 +106,48 @@ impl MultiHeadAdditiveAttention {
         config: MultiHeadAdditiveAttentionConfig,
         state: &StateDict,
     ) -> Result<Self, LoadError> {
-        let head = Self::check_config("MultiHeadAdditiveAttention::from_state_dict", &config);
+        Self::check_config("MultiHeadAdditiveAttention::from_state_dict", &config);
         let mut reader = StateReader::new(state);
+        let module = Self::read(&mut reader, config);
+        reader.finish()?;
+        Ok(module)
+    }
+
+    /// Reads every head (each in either layout) and `W_o` from checked settings.
+    fn read(reader: &mut StateReader<'_>, config: MultiHeadAdditiveAttentionConfig) -> Self {
+        let head = Self::head_config(&config);
         let heads = (0..config.num_heads)
-            .map(|i| BahdanauAttention::read(&mut reader, &format!("heads.{i}."), head))
+            .map(|i| BahdanauAttention::read(reader, &format!("heads.{i}."), head))
             .collect();
         let v = config.value_size;
         let w_o = reader.linear("W_o", projection(config.num_heads * v, v, true));
-        reader.finish()?;
-        Ok(MultiHeadAdditiveAttention {
+        MultiHeadAdditiveAttention {
             heads,
             w_o,
+            config,
             weights: WeightsSlot::default(),
-        })
+        }
     }
 
     /// Checks the settings and returns those of one head.
     #[track_caller]
     fn check_config(module: &str, c: &MultiHeadAdditiveAttentionConfig) -> BahdanauAttentionConfig {
         check::heads_divide(module, "num_hiddens", c.num_hiddens, c.num_heads);
-        let head = BahdanauAttentionConfig {
+        let head = Self::head_config(c);
+        BahdanauAttention::check_config(module, &head);
+        head
+    }
+
+    /// The settings of one head.
+    fn head_config(c: &MultiHeadAdditiveAttentionConfig) -> BahdanauAttentionConfig {
+        BahdanauAttentionConfig {
             query_size: c.query_size,
             key_size: c.key_size,
             value_size: c.value_size,
             num_hiddens: c.num_hiddens / c.num_heads,
             fill: c.fill,
             scoring: c.scoring,
-        };
-        BahdanauAttention::check_config(module, &head);
-        head
+        }
     }
 
     /// The number of heads.
@@ -178,6 +196,12 @@ impl Module for MultiHeadAdditiveAttention {
             .collect();
         all.extend(prefixed("W_o", &self.w_o));
         all
+    }
+
+    /// Copies a state into the parameters, each head's in either layout (see
+    /// [`BahdanauAttention`]); nothing changes unless all of it fits.
+    fn load_state_dict(&self, state: &StateDict) -> Result<(), LoadError> {
+        load_through(self, state, |reader| Self::read(reader, self.config))
     }
 }
 
