@@ -76,6 +76,14 @@ fn check_loading_copies<M: Module>(
     }
 }
 
+/// Parameters cut out of a stacked or reshaped tensor are leaves of their own too.
+#[track_caller]
+fn assert_parameters_are_leaves(module: &impl Module) {
+    for (name, p) in module.named_parameters() {
+        assert!(p.is_leaf() && p.requires_grad(), "{name}");
+    }
+}
+
 #[test]
 fn from_state_dict_copies_the_state_into_parameters_the_module_owns() {
     manual_seed(40);
@@ -230,6 +238,7 @@ fn bahdanau_attention_loads_the_articles_names() {
     let article = article_state(&original, "");
 
     let built = BahdanauAttention::from_state_dict(BAHDANAU, &article).unwrap();
+    assert_parameters_are_leaves(&built);
     let (c, w) = built.forward(&query, &keys, &values, &mask);
     assert_eq!(
         (c.to_vec(), w.to_vec()),
@@ -319,6 +328,7 @@ fn multi_head_additive_attention_loads_heads_under_the_articles_names() {
     let (query, keys, values, mask) = bahdanau_inputs();
     let expected = original.forward(&query, &keys, &values, &mask).0;
     let built = MultiHeadAdditiveAttention::from_state_dict(config, &article).unwrap();
+    assert_parameters_are_leaves(&built);
     assert_eq!(
         built.forward(&query, &keys, &values, &mask).0.to_vec(),
         expected.to_vec()
@@ -375,6 +385,7 @@ fn multi_head_attention_loads_nn_multihead_attentions_stacked_names_in_q_k_v_ord
     let torch = torch_state(&original, ["W_q", "W_k", "W_v"]);
 
     let built = MultiHeadAttention::from_state_dict(MHA, &torch).unwrap();
+    assert_parameters_are_leaves(&built);
     assert_eq!(
         built.forward(&q, &kv, &kv, &Mask::none()).to_vec(),
         expected.to_vec()
@@ -428,6 +439,7 @@ fn multi_head_attention_loads_separate_projections_when_key_and_value_sizes_diff
         Tensor::randn([1, 3, 5]),
     );
     let built = MultiHeadAttention::from_state_dict(config, &torch).unwrap();
+    assert_parameters_are_leaves(&built);
     assert_eq!(
         built.forward(&q, &k, &v, &Mask::none()).to_vec(),
         original.forward(&q, &k, &v, &Mask::none()).to_vec()
