@@ -44,7 +44,7 @@ fn main() {
 
     println!("\n== Decoding token by token from a KV cache");
     let mut layer = CausalSelfAttention::new(CausalSelfAttentionConfig {
-        d_model: 8,
+        num_hiddens: 8,
         num_heads: 2,
         ..Default::default()
     });

@@ -70,6 +70,7 @@ pub struct AdditiveAttentionConfig {
     /// The size of each key (no default: must be set); it may differ from `query_size`.
     pub key_size: usize,
     /// The size `h` of the hidden space in which queries and keys are added (no default).
+    /// d2l's name, used by every config of this crate for the model size.
     pub num_hiddens: usize,
     /// Dropout on the attention weights, in training mode (default 0).
     pub dropout: f32,
@@ -142,8 +143,9 @@ impl AdditiveAttention {
         )
     }
 
-    /// A module whose parameters are the given tensors (shared, not copied, so gradients
-    /// reach them), by the names listed above; every problem is reported at once. To copy
+    /// A module whose parameters are copies of the tensors in `state`, by the names listed
+    /// above; every problem is reported at once. Loading copies, as in PyTorch: the module
+    /// owns its parameters, and the state's tensors are never shared or changed. To copy
     /// values into an existing module, use [`load_state_dict`](Module::load_state_dict).
     #[track_caller]
     pub fn from_state_dict(

@@ -8,7 +8,21 @@ use crate::additive::{AdditiveScoring, additive_scores, projection};
 use crate::check;
 use crate::mask::Mask;
 use crate::masked_softmax::{Fill, masked_softmax_in};
+use crate::state::{holds_any, load_through};
 use crate::weights::{AttentionWeights, WeightsSlot};
+
+/// The article's names for the parameters, which `from_state_dict` and `load_state_dict`
+/// also accept: `query_proj`, `key_proj` and `value_proj` are `nn.Linear` layers and `v`
+/// is `nn.Linear(h, 1, bias=False)`.
+const ARTICLE_NAMES: [&str; 7] = [
+    "query_proj.weight",
+    "query_proj.bias",
+    "key_proj.weight",
+    "key_proj.bias",
+    "v.weight",
+    "value_proj.weight",
+    "value_proj.bias",
+];
 
 /// The settings of a [`BahdanauAttention`] module (and of each head of a
 /// [`MultiHeadAdditiveAttention`](crate::MultiHeadAdditiveAttention)).
@@ -21,6 +35,8 @@ pub struct BahdanauAttentionConfig {
     /// The size of each value, and of the context (no default: must be set).
     pub value_size: usize,
     /// The size `h` of the hidden space where query and key are added (no default).
+    /// d2l's name, used by every config of this crate for the model size. The module has no
+    /// `bias` setting: the article's projections always have biases, and `v` has none.
     pub num_hiddens: usize,
     /// What masked scores become (default [`Fill::Safe`]; the article uses
     /// `Fill::Constant(-1e9)`).
@@ -48,6 +64,29 @@ pub struct BahdanauAttentionConfig {
 ///
 /// Parameters: `W_q: Linear(query_size, h)`, `W_k: Linear(key_size, h)` (both with bias),
 /// `v: [h]` drawn from `U(-1/√h, 1/√h)`, `W_o: Linear(value_size, value_size)`.
+///
+/// **The article's names.** The article's PyTorch module names the same parameters
+/// `query_proj`, `key_proj`, `value_proj` (three `nn.Linear` layers with biases) and `v`
+/// (`nn.Linear(h, 1, bias=False)`), and projects the values before pooling,
+/// `Σ_k weights[k] · value_proj(values[k])`. That is the same context as `W_o` after
+/// pooling here, because the weights sum to 1 (they sum to 0 only on an example with no
+/// visible key under [`Fill::Safe`], where this module gives `b_o` and the article's order
+/// would give 0). So its state dict loads as it is:
+///
+/// | the article's `state_dict()` key | shape | here |
+/// |---|---|---|
+/// | `query_proj.weight`, `query_proj.bias` | `[h, query_size]`, `[h]` | `W_q.weight`, `W_q.bias` |
+/// | `key_proj.weight`, `key_proj.bias` | `[h, key_size]`, `[h]` | `W_k.weight`, `W_k.bias` |
+/// | `v.weight` | `[1, h]` | `v`, `[h]` |
+/// | `value_proj.weight`, `value_proj.bias` | `[value_size, value_size]`, `[value_size]` | `W_o.weight`, `W_o.bias` |
+///
+/// [`from_state_dict`](Self::from_state_dict) and
+/// [`load_state_dict`](Module::load_state_dict) read a state in the article's layout when
+/// it holds any of the article's names, and in this module's own otherwise; a problem is
+/// named as the state names it, and names of the other layout are reported as unexpected.
+/// [`state_dict`](Module::state_dict) always gives this module's own names, which are also
+/// those of each head of a [`MultiHeadAdditiveAttention`](crate::MultiHeadAdditiveAttention)
+/// (`heads.0.W_q.weight`, …).
 ///
 /// The article fills masked scores with `-1e9` (`fill: Fill::Constant(-1e9)`). The
 /// default safe fill gives the same weights whenever an example has at least one key. The
@@ -81,8 +120,7 @@ pub struct BahdanauAttention {
     w_k: Linear,
     v: Tensor,
     w_o: Linear,
-    fill: Fill,
-    scoring: AdditiveScoring,
+    config: BahdanauAttentionConfig,
     weights: WeightsSlot,
 }
 
@@ -106,8 +144,9 @@ impl BahdanauAttention {
         )
     }
 
-    /// A module whose parameters are the given tensors (shared, not copied, so gradients
-    /// reach them), by the names listed above; every problem is reported at once.
+    /// A module whose parameters are copies of the tensors in `state`, by the names listed
+    /// above; every problem is reported at once. Loading copies, as in PyTorch: the module
+    /// owns its parameters, and the state's tensors are never shared or changed.
     #[track_caller]
     pub fn from_state_dict(
         config: BahdanauAttentionConfig,
@@ -120,18 +159,30 @@ impl BahdanauAttention {
         Ok(module)
     }
 
-    /// Reads the parameters named `{prefix}W_q.weight` and so on (a multi-head module
-    /// reads each head with its own prefix).
+    /// Reads the parameters named `{prefix}W_q.weight` and so on, or the article's
+    /// `{prefix}query_proj.weight` and so on when the state holds any of those (a
+    /// multi-head module reads each head with its own prefix).
     pub(crate) fn read(
         reader: &mut StateReader<'_>,
         prefix: &str,
         c: BahdanauAttentionConfig,
     ) -> Self {
         let (q, k, v, h) = (c.query_size, c.key_size, c.value_size, c.num_hiddens);
-        let w_q = reader.linear(&format!("{prefix}W_q"), projection(q, h, true));
-        let w_k = reader.linear(&format!("{prefix}W_k"), projection(k, h, true));
-        let score = reader.tensor(&format!("{prefix}v"), &[h]);
-        let w_o = reader.linear(&format!("{prefix}W_o"), projection(v, v, true));
+        let names = if holds_any(reader, prefix, &ARTICLE_NAMES) {
+            ["query_proj", "key_proj", "v.weight", "value_proj"]
+        } else {
+            ["W_q", "W_k", "v", "W_o"]
+        };
+        let w_q = reader.linear(&format!("{prefix}{}", names[0]), projection(q, h, true));
+        let w_k = reader.linear(&format!("{prefix}{}", names[1]), projection(k, h, true));
+        let score_name = format!("{prefix}{}", names[2]);
+        // The article's `v` is a Linear(h, 1) weight, [1, h]: the same numbers as a row.
+        let score = if names[2] == "v.weight" {
+            reader.tensor(&score_name, &[1, h]).reshape([h])
+        } else {
+            reader.tensor(&score_name, &[h])
+        };
+        let w_o = reader.linear(&format!("{prefix}{}", names[3]), projection(v, v, true));
         Self::from_layers(w_q, w_k, score, w_o, c)
     }
 
@@ -157,8 +208,7 @@ impl BahdanauAttention {
             w_k,
             v: parameter(&v),
             w_o,
-            fill: config.fill,
-            scoring: config.scoring,
+            config,
             weights: WeightsSlot::default(),
         }
     }
@@ -224,8 +274,8 @@ impl BahdanauAttention {
             "{module}: a causal mask has no meaning for one query per example; hint: pass Mask::key_padding ([B, K]) or Mask::valid_lens ([B])"
         );
         let q = self.w_q.forward(query).unsqueeze(1);
-        let scores = additive_scores(&q, &self.w_k.forward(keys), &self.v, self.scoring);
-        let weights = masked_softmax_in(module, &scores, mask, self.fill);
+        let scores = additive_scores(&q, &self.w_k.forward(keys), &self.v, self.config.scoring);
+        let weights = masked_softmax_in(module, &scores, mask, self.config.fill);
         let pooled = weights.bmm(values).squeeze(1);
         let weights = weights.squeeze(1);
         self.weights.store(&weights);
@@ -242,6 +292,12 @@ impl Module for BahdanauAttention {
             prefixed("W_o", &self.w_o),
         ]
         .concat()
+    }
+
+    /// Copies a state in either layout (this module's names or the article's, see the
+    /// type's documentation) into the parameters; nothing changes unless all of it fits.
+    fn load_state_dict(&self, state: &StateDict) -> Result<(), LoadError> {
+        load_through(self, state, |reader| Self::read(reader, "", self.config))
     }
 }
 

@@ -14,13 +14,26 @@ use crate::masked_softmax::Fill;
 use crate::weights::{AttentionWeights, WeightsSlot};
 
 /// The settings of a [`CausalSelfAttention`] layer.
+///
+/// ```
+/// use attention::CausalSelfAttentionConfig;
+/// let config = CausalSelfAttentionConfig { num_hiddens: 8, num_heads: 2, ..Default::default() };
+/// assert_eq!((config.bias, config.dropout), (true, 0.0));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CausalSelfAttentionConfig {
-    /// The model width: the size of each token's vector (no default: must be set).
-    pub d_model: usize,
-    /// The number of heads, which must divide `d_model` (no default; 1 for single-head).
+    /// The model width: the size of each token's vector, of the projections and of the
+    /// output (no default: must be set). d2l's name, used by every config of this crate;
+    /// PyTorch's `nn.MultiheadAttention` calls it `embed_dim`, the Transformer paper and
+    /// GPT code `d_model`.
+    pub num_hiddens: usize,
+    /// The number of heads, which must divide `num_hiddens` (no default; 1 for
+    /// single-head).
     pub num_heads: usize,
-    /// Whether the four projections have biases (default `true`, as in GPT-2).
+    /// Whether the four projections have biases (default `true`: d2l has no causal layer
+    /// to follow, and GPT-2's attention and PyTorch's `nn.MultiheadAttention` have them).
+    /// [`MultiHeadAttentionConfig`](crate::MultiHeadAttentionConfig) defaults to `false`,
+    /// because there d2l is the definition.
     pub bias: bool,
     /// Dropout on the attention weights, in training mode (default 0).
     pub dropout: f32,
@@ -31,7 +44,7 @@ pub struct CausalSelfAttentionConfig {
 impl Default for CausalSelfAttentionConfig {
     fn default() -> Self {
         CausalSelfAttentionConfig {
-            d_model: 0,
+            num_hiddens: 0,
             num_heads: 0,
             bias: true,
             dropout: 0.0,
@@ -57,13 +70,13 @@ impl Default for CausalSelfAttentionConfig {
 ///
 /// | argument | shape |
 /// |---|---|
-/// | `x` for `forward` and `prefill` | `[B, T, d_model]` |
-/// | `x` for `step` | `[B, 1, d_model]` |
+/// | `x` for `forward` and `prefill` | `[B, T, num_hiddens]` |
+/// | `x` for `step` | `[B, 1, num_hiddens]` |
 /// | `mask` | see [`Mask`]: scores are `[B, T, keys so far]` |
 /// | output | same as `x` |
 /// | [`last_attention_weights`](AttentionWeights::last_attention_weights) | `[B, H, T, keys so far]` |
 ///
-/// Parameters: `W_q`, `W_k`, `W_v`, `W_o`, each `Linear(d_model, d_model)` (`weight`, and
+/// Parameters: `W_q`, `W_k`, `W_v`, `W_o`, each `Linear(num_hiddens, num_hiddens)` (`weight`, and
 /// `bias` when `bias`). With the same weights,
 /// [`MultiHeadAttention`](crate::MultiHeadAttention) (`bias: true`) gives the same numbers
 /// for `forward(&x, &x, &x, &(Mask::causal() & mask))`.
@@ -77,7 +90,7 @@ impl Default for CausalSelfAttentionConfig {
 ///
 /// engine::manual_seed(0);
 /// let layer = CausalSelfAttention::new(CausalSelfAttentionConfig {
-///     d_model: 8,
+///     num_hiddens: 8,
 ///     num_heads: 2,
 ///     ..Default::default()
 /// });
@@ -115,8 +128,9 @@ impl CausalSelfAttention {
         Self::from_layers([layer(), layer(), layer(), layer()], config)
     }
 
-    /// A layer whose parameters are the given tensors (shared, not copied, so gradients
-    /// reach them), by the names listed above; every problem is reported at once.
+    /// A layer whose parameters are copies of the tensors in `state`, by the names listed
+    /// above; every problem is reported at once. Loading copies, as in PyTorch: the module
+    /// owns its parameters, and the state's tensors are never shared or changed.
     #[track_caller]
     pub fn from_state_dict(
         config: CausalSelfAttentionConfig,
@@ -132,10 +146,10 @@ impl CausalSelfAttention {
 
     #[track_caller]
     fn check_config(module: &str, c: &CausalSelfAttentionConfig) -> usize {
-        check::heads_divide(module, "d_model", c.d_model, c.num_heads);
+        check::heads_divide(module, "num_hiddens", c.num_hiddens, c.num_heads);
         check::probability(module, "dropout", c.dropout);
         check::fill(module, c.fill);
-        c.d_model
+        c.num_hiddens
     }
 
     fn from_layers(layers: [Linear; 4], config: CausalSelfAttentionConfig) -> Self {
@@ -152,8 +166,8 @@ impl CausalSelfAttention {
         }
     }
 
-    /// The model width.
-    pub fn d_model(&self) -> usize {
+    /// The model width, `num_hiddens`.
+    pub fn num_hiddens(&self) -> usize {
         self.w_q.in_features()
     }
 
@@ -174,7 +188,7 @@ impl CausalSelfAttention {
         self.attend("CausalSelfAttention::forward", &q, &k, &v, mask)
     }
 
-    /// Processes the prompt `x: [B, T, d_model]` into an empty cache; returns its outputs.
+    /// Processes the prompt `x: [B, T, num_hiddens]` into an empty cache; returns its outputs.
     #[track_caller]
     pub fn prefill(&self, x: &Tensor, cache: &mut KvCache, mask: &Mask) -> Tensor {
         assert!(
@@ -185,12 +199,12 @@ impl CausalSelfAttention {
         self.extend("prefill", x, cache, mask)
     }
 
-    /// Processes one new token `x: [B, 1, d_model]` after those in the cache.
+    /// Processes one new token `x: [B, 1, num_hiddens]` after those in the cache.
     #[track_caller]
     pub fn step(&self, x: &Tensor, cache: &mut KvCache, mask: &Mask) -> Tensor {
         assert!(
             x.rank() == 3 && x.shape()[1] == 1,
-            "CausalSelfAttention::step: x must be one token, [B, 1, d_model], found {:?}",
+            "CausalSelfAttention::step: x must be one token, [B, 1, num_hiddens], found {:?}",
             x.shape()
         );
         self.extend("step", x, cache, mask)
@@ -229,23 +243,24 @@ impl CausalSelfAttention {
         let out = self.dropout.forward(&weights).matmul(v);
         // [B, H, T, d] → [B, T, H·d]
         let merged = out.transpose(1, 2);
-        self.w_o.forward(&merged.reshape([b, t, self.d_model()]))
+        self.w_o
+            .forward(&merged.reshape([b, t, self.num_hiddens()]))
     }
 
-    /// Projects `x: [B, T, d_model]` with `w` and splits the heads: `[B, H, T, d_model / H]`.
+    /// Projects `x: [B, T, num_hiddens]` with `w` and splits the heads: `[B, H, T, num_hiddens / H]`.
     fn heads(&self, w: &Linear, x: &Tensor) -> Tensor {
         let (b, t, h) = (x.shape()[0], x.shape()[1], self.num_heads);
         w.forward(x)
-            .reshape([b, t, h, self.d_model() / h])
+            .reshape([b, t, h, self.num_hiddens() / h])
             .transpose(1, 2)
     }
 
     #[track_caller]
     fn check_input(&self, call: &str, x: &Tensor) {
         assert!(
-            x.rank() == 3 && x.shape()[2] == self.d_model(),
-            "CausalSelfAttention::{call}: x must be [B, T, d_model] with d_model = {}, found {:?}",
-            self.d_model(),
+            x.rank() == 3 && x.shape()[2] == self.num_hiddens(),
+            "CausalSelfAttention::{call}: x must be [B, T, num_hiddens] with num_hiddens = {}, found {:?}",
+            self.num_hiddens(),
             x.shape()
         );
     }

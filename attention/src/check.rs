@@ -3,6 +3,20 @@
 
 use engine::Tensor;
 
+/// Panics with `module: message`, the form of every message of this crate.
+#[track_caller]
+pub(crate) fn fail(module: &str, message: impl std::fmt::Display) -> ! {
+    panic!("{module}: {message}")
+}
+
+/// Checks a condition, and panics with `module: message` when it does not hold.
+#[track_caller]
+pub(crate) fn ensure(cond: bool, module: &str, message: impl FnOnce() -> String) {
+    if !cond {
+        fail(module, message());
+    }
+}
+
 /// Checks that `t` has `rank` dimensions.
 #[track_caller]
 pub(crate) fn rank(module: &str, arg: &str, t: &Tensor, rank: usize, layout: &str) {

@@ -11,8 +11,14 @@ use crate::weights::{AttentionWeights, WeightsSlot};
 
 /// Attention weights and output for queries, keys and values, without dropout:
 /// `weights = masked_softmax(Q Kᵀ / √d)`, `output = weights V`, with `d` the query size and
-/// the safe fill ([`Fill::Safe`]). Returns `(output, weights)`. For another fill or scale,
-/// or dropout, use the [`DotProductAttention`] module.
+/// the safe fill ([`Fill::Safe`]). Returns `(output, weights)`. For causal order, another
+/// scale or fill, or dropout, name them in [`SdpaOptions`] and call
+/// [`scaled_dot_product_attention_with`]; the [`DotProductAttention`] module keeps them
+/// as settings.
+///
+/// The feature size `d` must be at least 1: with `d = 0` every score is an empty sum and
+/// the scale `1/√d` is infinite, so the call panics and says so (see
+/// [`scaled_dot_product_attention_with`] for why this is not PyTorch's answer).
 ///
 /// | argument | shape |
 /// |---|---|
@@ -55,6 +61,112 @@ pub fn scaled_dot_product_attention(
     (weights.matmul(values), weights)
 }
 
+/// The options of [`scaled_dot_product_attention_with`], named after the arguments of
+/// PyTorch's `torch.nn.functional.scaled_dot_product_attention(query, key, value,
+/// attn_mask=None, dropout_p=0.0, is_causal=False, scale=None)`, plus the fill policy.
+/// `SdpaOptions::default()` is the plain [`scaled_dot_product_attention`] call; set the
+/// fields you need and leave the rest with `..Default::default()`.
+///
+/// ```
+/// use attention::{Fill, Mask, SdpaOptions};
+/// let options = SdpaOptions { is_causal: true, ..Default::default() };
+/// assert!(options.mask.is_none());
+/// assert_eq!((options.dropout_p, options.scale, options.fill), (0.0, None, Fill::Safe));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct SdpaOptions {
+    /// Which keys each query may see (default [`Mask::none`]): PyTorch's `attn_mask`. A
+    /// boolean `attn_mask` (True = takes part) is [`Mask::keep`] of the same 0/1 values;
+    /// valid lengths and padding masks work too.
+    pub mask: Mask,
+    /// Dropout on the weights before they multiply the values (default 0). As in PyTorch
+    /// it applies whenever it is above 0, training or not: pass
+    /// `if training { p } else { 0.0 }`. Must be in `[0, 1]`.
+    pub dropout_p: f32,
+    /// Causal order as PyTorch's `is_causal` defines it: query `i` sees keys `0..=i`,
+    /// aligned to the *first* key ([`Mask::causal_with_offset(0)`](Mask::causal_with_offset)),
+    /// which for a square score matrix is the usual lower triangle (default `false`).
+    /// Combined with `mask` when both are given (PyTorch refuses both at once). For
+    /// queries that are the *last* tokens of the keys, as in cached decoding, put
+    /// [`Mask::causal`] in `mask` instead.
+    pub is_causal: bool,
+    /// The factor the scores are multiplied by; `None` (the default) uses `1/√d`. A given
+    /// scale must be finite and greater than 0.
+    pub scale: Option<f32>,
+    /// What masked scores become (default [`Fill::Safe`], which gives what PyTorch's
+    /// implementation gives: masked keys left out, a fully masked row all zeros).
+    pub fill: Fill,
+}
+
+/// [`scaled_dot_product_attention`] with named options, as PyTorch's
+/// `F.scaled_dot_product_attention(q, k, v, attn_mask=…, dropout_p=…, is_causal=…,
+/// scale=…)` takes them: `weights = masked_softmax(Q Kᵀ · scale)` under `options.mask`
+/// (and causal order when `options.is_causal`) with `options.fill`, then
+/// `output = dropout(weights) V`. Returns `(output, weights)`, the weights before dropout
+/// (PyTorch returns only the output).
+///
+/// Shapes are those of [`scaled_dot_product_attention`]. A feature size `d = 0` panics:
+/// every score would be an empty sum, and the default scale `1/√d` infinite. PyTorch
+/// returns uniform weights there (it scales the empty `Q` and `K`, not the scores, so no
+/// `0 · ∞` appears); but a query of no features is a shape mistake upstream (a width that
+/// did not divide among the heads, a `narrow` of length 0), and uniform weights would
+/// hide it.
+///
+/// ```
+/// use attention::{scaled_dot_product_attention, scaled_dot_product_attention_with, Mask, SdpaOptions};
+/// use engine::Tensor;
+///
+/// let q = Tensor::from_vec(vec![1.0, 0.0, 1.0, 0.0], [1, 2, 2]);
+/// let k = Tensor::from_vec(vec![1.0, 0.0, 0.0, 0.0, 0.0, 0.0], [1, 3, 2]);
+/// let v = Tensor::from_vec(vec![1.0, 2.0, 3.0], [1, 3, 1]);
+/// // The defaults are the plain call.
+/// let (plain, _) = scaled_dot_product_attention(&q, &k, &v, &Mask::none());
+/// let (same, _) = scaled_dot_product_attention_with(&q, &k, &v, &SdpaOptions::default());
+/// assert_eq!(plain.to_vec(), same.to_vec());
+/// // Causal order as PyTorch's is_causal, and the scale ln 3: query 0 sees key 0 only;
+/// // query 1 sees keys 0 and 1, with scores ln 3 and 0, so weights 3/4 and 1/4.
+/// let options = SdpaOptions { is_causal: true, scale: Some(3f32.ln()), ..Default::default() };
+/// let (out, w) = scaled_dot_product_attention_with(&q, &k, &v, &options);
+/// let w = w.to_vec();
+/// assert_eq!(&w[..3], &[1.0, 0.0, 0.0]);
+/// assert!((w[3] - 0.75).abs() < 1e-6 && (w[4] - 0.25).abs() < 1e-6 && w[5] == 0.0);
+/// assert!((out.to_vec()[1] - 1.25).abs() < 1e-6);
+/// ```
+#[track_caller]
+pub fn scaled_dot_product_attention_with(
+    queries: &Tensor,
+    keys: &Tensor,
+    values: &Tensor,
+    options: &SdpaOptions,
+) -> (Tensor, Tensor) {
+    let module = "scaled_dot_product_attention_with";
+    check::probability(module, "dropout_p", options.dropout_p);
+    check::scale(module, options.scale);
+    check::fill(module, options.fill);
+    let causal;
+    let mask = if options.is_causal {
+        causal = &options.mask & &Mask::causal_with_offset(0);
+        &causal
+    } else {
+        &options.mask
+    };
+    let weights = attention_weights(
+        module,
+        queries,
+        keys,
+        values,
+        mask,
+        options.fill,
+        options.scale,
+    );
+    let dropped = if options.dropout_p > 0.0 {
+        weights.dropout(options.dropout_p, true)
+    } else {
+        weights.clone()
+    };
+    (dropped.matmul(values), weights)
+}
+
 /// Checks the arguments and computes `masked_softmax(Q Kᵀ · scale)`; `scale` defaults to
 /// `1/√d`.
 #[track_caller]
@@ -75,6 +187,13 @@ pub(crate) fn attention_weights(
         values.shape()
     );
     let d = queries.size(-1);
+    check::ensure(d > 0, module, || {
+        format!(
+            "queries {:?} and keys {:?} have no features (d = 0): every score Q Kᵀ would be an empty sum and the scale 1/√d infinite; hint: check the size that was split or narrowed to make them",
+            queries.shape(),
+            keys.shape()
+        )
+    });
     assert!(
         keys.size(-1) == d,
         "{module}: queries {:?} and keys {:?} must have the same last dimension (the size d that QKᵀ sums over), found {d} and {}; hint: additive attention accepts different sizes",

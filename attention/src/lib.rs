@@ -28,7 +28,9 @@
 //!    form that accepts queries and keys of different sizes; then [`BahdanauAttention`],
 //!    the one-query-per-step form a seq2seq decoder uses.
 //! 3. [`scaled_dot_product_attention`] and [`DotProductAttention`]: scores from a dot
-//!    product, scaled by `1/√d` so they do not saturate the softmax.
+//!    product, scaled by `1/√d` so they do not saturate the softmax; PyTorch's named
+//!    options (`is_causal`, `scale`, `dropout_p`) through
+//!    [`scaled_dot_product_attention_with`] and [`SdpaOptions`].
 //! 4. [`MultiHeadAttention`]: several dot-product heads on projections of one input, and
 //!    [`MultiHeadAdditiveAttention`], the same idea for the additive form.
 //! 5. [`CausalSelfAttention`] and [`KvCache`]: a decoder's self-attention, run over a
@@ -39,6 +41,22 @@
 //!   and defaulted (sizes have no default and must be set). From given weights:
 //!   `Module::from_state_dict(config, &state)`, with PyTorch's parameter names; to copy
 //!   weights into a module that exists, [`Module::load_state_dict`](engine::nn::Module).
+//! - Where the PyTorch code a learner compares with names the parameters otherwise, its
+//!   state dict loads as it is too: [`BahdanauAttention`] (and each head of
+//!   [`MultiHeadAdditiveAttention`]) takes the article's `query_proj`, `key_proj`,
+//!   `value_proj`, `v`; [`MultiHeadAttention`] takes `nn.MultiheadAttention`'s
+//!   `in_proj_weight`, `in_proj_bias`, `out_proj.*`. The layout is told by the names;
+//!   `state_dict()` gives the module's own.
+//! - Loading a state copies it, the PyTorch rule: a module owns its parameters (fresh
+//!   leaves that require gradients, whatever the state held), and the state's tensors are
+//!   never shared or changed, by `from_state_dict` or by `load_state_dict`.
+//! - The model size is called `num_hiddens` in every config, d2l's name: the modules follow
+//!   d2l's definitions number for number, and a learner reads d2l's code beside them.
+//!   PyTorch's `nn.MultiheadAttention` calls the same size `embed_dim`, and the Transformer
+//!   paper and GPT code `d_model`; one name here, for the same thing everywhere.
+//! - `bias` defaults to d2l's `false` where d2l defines the module
+//!   ([`MultiHeadAttentionConfig`]) and to `true` where it does not
+//!   ([`CausalSelfAttentionConfig`], as in GPT-2 and PyTorch); each config says which.
 //! - Every module starts in training mode (dropout on); `eval()` switches it off.
 //! - Every module keeps the weights of its last forward pass for plotting
 //!   ([`AttentionWeights::last_attention_weights`]).
@@ -48,7 +66,8 @@
 //!
 //! One file per mechanism: `mask.rs`, `masked_softmax.rs`, `additive.rs`, `bahdanau.rs`,
 //! `multi_head_additive.rs`, `dot_product.rs`, `multi_head.rs`, `kv_cache.rs`,
-//! `causal_self_attention.rs`.
+//! `causal_self_attention.rs`; `state.rs` holds what the modules that also read PyTorch's
+//! names for their parameters share.
 
 mod additive;
 mod bahdanau;
@@ -61,13 +80,15 @@ mod masked_softmax;
 mod multi_head;
 mod multi_head_additive;
 pub mod prelude;
+mod state;
 mod weights;
 
 pub use additive::{AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring};
 pub use bahdanau::{BahdanauAttention, BahdanauAttentionConfig};
 pub use causal_self_attention::{CausalSelfAttention, CausalSelfAttentionConfig};
 pub use dot_product::{
-    DotProductAttention, DotProductAttentionConfig, scaled_dot_product_attention,
+    DotProductAttention, DotProductAttentionConfig, SdpaOptions, scaled_dot_product_attention,
+    scaled_dot_product_attention_with,
 };
 pub use kv_cache::KvCache;
 pub use mask::Mask;

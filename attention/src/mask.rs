@@ -23,10 +23,20 @@ use engine::Tensor;
 /// | [`valid_lens`](Mask::valid_lens) | `[B]` | `k < lens[b]` (every query of `b` alike) |
 /// | [`valid_lens`](Mask::valid_lens) | `[B, Q]` | `k < lens[b, q]` |
 /// | [`key_padding`](Mask::key_padding) | `[B, K]` | `pad[b, k] == 1` (1 = a real token, 0 = padding) |
+/// | [`key_padding_ignore`](Mask::key_padding_ignore) | `[B, K]` | `ignore[b, k] == 0` (1 = padding, PyTorch's `key_padding_mask`) |
 /// | [`keep`](Mask::keep) | the scores' rank, each dimension equal or 1 | `keep[b, .., q, k] == 1` |
 /// | [`causal`](Mask::causal) | — | `k <= q + (K − Q)`: aligned to the *last* key |
 /// | [`causal_with_offset`](Mask::causal_with_offset) | — | `k <= q + offset` |
 /// | `a & b` | — | both `a` and `b` allow it |
+///
+/// **Which sense a 0/1 tensor takes.** [`key_padding`](Mask::key_padding) and
+/// [`keep`](Mask::keep) read 1 as *may attend*: the sense of `masked_fill(mask == 0, …)`
+/// in d2l and the articles, and of a boolean `attn_mask` of PyTorch's
+/// `F.scaled_dot_product_attention` (True = takes part). [`key_padding_ignore`](Mask::key_padding_ignore)
+/// reads 1 as *ignore this key*: the sense of `key_padding_mask` in `nn.MultiheadAttention`
+/// and `nn.Transformer`, so a mask from PyTorch code is passed as it is. (The boolean
+/// `attn_mask` of `nn.MultiheadAttention` is also True = not allowed: pass `1 − mask` to
+/// `keep`.)
 ///
 /// A key-padding mask and a full keep mask are different constructors, so a `[B, K]`
 /// padding mask can never be read as a `[Q, K]` mask: a keep mask must have the rank of
@@ -34,9 +44,7 @@ use engine::Tensor;
 ///
 /// Valid lengths larger than the number of keys `K` are clamped to `K` (every key is
 /// visible), which is what d2l's `sequence_mask` does; lengths must be whole numbers ≥ 0.
-/// Padding and keep masks hold only 0 and 1 (1 = may attend, as in PyTorch's boolean
-/// `scaled_dot_product_attention` mask; `nn.MultiheadAttention`'s `key_padding_mask` uses
-/// the opposite sense).
+/// Padding and keep masks hold only 0 and 1.
 ///
 /// ```
 /// use attention::Mask;
@@ -61,7 +69,12 @@ pub struct Mask {
 #[derive(Clone, Debug)]
 enum Part {
     ValidLens(Tensor),
-    KeyPadding(Tensor),
+    /// `ignore`: true when 1 marks a key to ignore (PyTorch's `key_padding_mask`), false
+    /// when 1 marks a real key.
+    KeyPadding {
+        pad: Tensor,
+        ignore: bool,
+    },
     Keep(Tensor),
     /// `None`: aligned to the last key (offset `K − Q`).
     Causal(Option<usize>),
@@ -82,7 +95,32 @@ impl Mask {
     /// Which keys are real tokens: `[B, K]`, 1 for a real token and 0 for padding. Every
     /// query of batch element `b` sees the same keys.
     pub fn key_padding(keep: &Tensor) -> Mask {
-        Mask::from_part(Part::KeyPadding(keep.clone()))
+        Mask::from_part(Part::KeyPadding {
+            pad: keep.clone(),
+            ignore: false,
+        })
+    }
+
+    /// Which keys are padding, in PyTorch's sense: `[B, K]`, 1 (True) for a key to
+    /// *ignore* and 0 for a real token, as the `key_padding_mask` of
+    /// `nn.MultiheadAttention` and `nn.Transformer` is written. The opposite sense of
+    /// [`key_padding`](Mask::key_padding), which this equals with `1 − ignore`; a boolean
+    /// mask from PyTorch code becomes a 0/1 tensor and is passed as it is.
+    ///
+    /// ```
+    /// use attention::Mask;
+    /// use engine::Tensor;
+    ///
+    /// // torch.tensor([[False, False, True]]): the third key is padding.
+    /// let key_padding_mask = Tensor::from_vec(vec![0.0, 0.0, 1.0], [1, 3]);
+    /// let keep = Mask::key_padding_ignore(&key_padding_mask).keep_for("example", &[1, 1, 3]);
+    /// assert_eq!(keep.unwrap().to_vec(), vec![1.0, 1.0, 0.0]);
+    /// ```
+    pub fn key_padding_ignore(ignore: &Tensor) -> Mask {
+        Mask::from_part(Part::KeyPadding {
+            pad: ignore.clone(),
+            ignore: true,
+        })
     }
 
     /// A full 0/1 mask with the rank of the scores (`[B, Q, K]` for the batched modules),
@@ -160,7 +198,10 @@ impl Mask {
             .iter()
             .map(|part| match part {
                 Part::ValidLens(t) => Part::ValidLens(t.repeat_interleave(heads, 0)),
-                Part::KeyPadding(t) => Part::KeyPadding(t.repeat_interleave(heads, 0)),
+                Part::KeyPadding { pad, ignore } => Part::KeyPadding {
+                    pad: pad.repeat_interleave(heads, 0),
+                    ignore: *ignore,
+                },
                 // A keep mask with a batch dimension of 1 is shared by every row already.
                 Part::Keep(t) if t.rank() >= 3 && t.shape()[0] > 1 => {
                     Part::Keep(t.repeat_interleave(heads, 0))
@@ -212,7 +253,7 @@ fn part_keep(module: &str, part: &Part, scores: &[usize]) -> Tensor {
     let (q, k) = (scores[rank - 2], scores[rank - 1]);
     match part {
         Part::ValidLens(lens) => valid_lens_keep(module, lens, scores),
-        Part::KeyPadding(pad) => key_padding_keep(module, pad, scores),
+        Part::KeyPadding { pad, ignore } => key_padding_keep(module, pad, *ignore, scores),
         Part::Keep(mask) => {
             let fits = mask.rank() == rank
                 && mask
@@ -267,7 +308,7 @@ fn batch_dim(module: &str, what: &str, scores: &[usize]) -> usize {
 }
 
 #[track_caller]
-fn key_padding_keep(module: &str, pad: &Tensor, scores: &[usize]) -> Tensor {
+fn key_padding_keep(module: &str, pad: &Tensor, ignore: bool, scores: &[usize]) -> Tensor {
     let rank = scores.len();
     let batch = batch_dim(module, "key-padding masks", scores);
     let k = scores[rank - 1];
@@ -276,11 +317,26 @@ fn key_padding_keep(module: &str, pad: &Tensor, scores: &[usize]) -> Tensor {
         "{module}: a key-padding mask must have shape [B, K] = [{batch}, {k}] for attention scores {scores:?}, found {:?}",
         pad.shape()
     );
-    zero_one(module, "a key-padding mask", pad);
     let mut shape = vec![1; rank];
     shape[0] = batch;
     shape[rank - 1] = k;
-    pad.reshape(shape)
+    if ignore {
+        ignore_zero_one(module, pad);
+        (1.0 - pad).reshape(shape)
+    } else {
+        zero_one(module, "a key-padding mask", pad);
+        pad.reshape(shape)
+    }
+}
+
+/// Checks a mask in PyTorch's ignore sense: only 0 (a real key) and 1 (ignore it).
+#[track_caller]
+fn ignore_zero_one(module: &str, mask: &Tensor) {
+    if let Some(bad) = mask.to_vec().iter().find(|&&v| v != 0.0 && v != 1.0) {
+        panic!(
+            "{module}: a key-padding mask in PyTorch's sense (Mask::key_padding_ignore) holds only 1 (ignore the key) and 0 (a real key), found {bad}"
+        );
+    }
 }
 
 #[track_caller]

@@ -8,7 +8,20 @@ use crate::check;
 use crate::dot_product::{DotProductAttention, DotProductAttentionConfig};
 use crate::mask::Mask;
 use crate::masked_softmax::Fill;
+use crate::state::{holds_any, load_through};
 use crate::weights::AttentionWeights;
+
+/// `nn.MultiheadAttention`'s names for the parameters, which `from_state_dict` and
+/// `load_state_dict` also accept.
+const TORCH_NAMES: [&str; 7] = [
+    "in_proj_weight",
+    "in_proj_bias",
+    "q_proj_weight",
+    "k_proj_weight",
+    "v_proj_weight",
+    "out_proj.weight",
+    "out_proj.bias",
+];
 
 /// The settings of a [`MultiHeadAttention`] module, named as in d2l's
 /// `MultiHeadAttention(num_hiddens, num_heads, dropout, bias=False)`.
@@ -21,7 +34,8 @@ use crate::weights::AttentionWeights;
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MultiHeadAttentionConfig {
     /// The size the queries, keys and values are projected to, and of the output (no
-    /// default: must be set).
+    /// default: must be set). d2l's name, used by every config of this crate; PyTorch's
+    /// `nn.MultiheadAttention` calls it `embed_dim`, the Transformer paper `d_model`.
     pub num_hiddens: usize,
     /// The number of heads, which must divide `num_hiddens` (no default).
     pub num_heads: usize,
@@ -33,7 +47,11 @@ pub struct MultiHeadAttentionConfig {
     pub value_size: Option<usize>,
     /// Dropout on the attention weights, in training mode (default 0).
     pub dropout: f32,
-    /// Whether the four projections have biases (default `false`, as in d2l).
+    /// Whether the four projections have biases (default `false`: d2l's
+    /// `MultiHeadAttention` is the definition this module follows number for number).
+    /// PyTorch's `nn.MultiheadAttention` defaults to `bias=True`: set `bias: true` to match
+    /// it. [`CausalSelfAttentionConfig`](crate::CausalSelfAttentionConfig), which has no d2l
+    /// definition, defaults to `true`.
     pub bias: bool,
     /// What masked scores become (default [`Fill::Safe`]; [`Fill::D2l`] reproduces d2l).
     pub fill: Fill,
@@ -66,10 +84,26 @@ impl MultiHeadAttentionConfig {
 /// A new module is in training mode (dropout on, as in PyTorch); call
 /// [`eval`](Module::eval) before measuring.
 ///
-/// **Matching `torch.nn.MultiheadAttention(E, H, bias=False, batch_first=True)`:** with all
-/// sizes equal to `E`, its `in_proj_weight` is `W_q`, `W_k`, `W_v` stacked along dimension 0
-/// (`[3E, E]`) and its `out_proj.weight` is `W_o`. Its `key_padding_mask` is `True` where a
-/// key is *ignored*, the opposite of [`Mask::key_padding`]; its returned weights are
+/// **Loading `torch.nn.MultiheadAttention(E, H, batch_first=True)`.** Its state dict loads
+/// as it is, by its own names, with `num_hiddens: E, num_heads: H` and `bias` as given to
+/// it (PyTorch's default is `bias=True`, this config's `false`):
+///
+/// | PyTorch's `state_dict()` key | shape | here |
+/// |---|---|---|
+/// | `in_proj_weight` | `[3E, E]` | `W_q.weight`, `W_k.weight`, `W_v.weight` stacked on dimension 0, in that order |
+/// | `in_proj_bias` (with `bias`) | `[3E]` | `W_q.bias`, `W_k.bias`, `W_v.bias`, likewise |
+/// | `out_proj.weight`, `out_proj.bias` | `[E, E]`, `[E]` | `W_o.weight`, `W_o.bias` |
+///
+/// With key or value sizes other than `E` (its `kdim`, `vdim`), PyTorch keeps the three
+/// projections apart as `q_proj_weight`, `k_proj_weight`, `v_proj_weight`, and so are they
+/// read here. [`from_state_dict`](Self::from_state_dict) and
+/// [`load_state_dict`](Module::load_state_dict) read PyTorch's layout when the state holds
+/// any of those names, and d2l's otherwise; a problem is named as the state names it, and
+/// names of the other layout are reported as unexpected.
+/// [`state_dict`](Module::state_dict) always gives d2l's names.
+///
+/// Its `key_padding_mask` is `True` where a key is *ignored*, the opposite of
+/// [`Mask::key_padding`]: pass it to [`Mask::key_padding_ignore`]. Its returned weights are
 /// averaged over heads unless `average_attn_weights=False`.
 ///
 /// **Beside [`CausalSelfAttention`](crate::CausalSelfAttention):** with the same weights
@@ -95,7 +129,7 @@ impl MultiHeadAttentionConfig {
 /// ```
 #[derive(Debug)]
 pub struct MultiHeadAttention {
-    num_heads: usize,
+    config: MultiHeadAttentionConfig,
     attention: DotProductAttention,
     w_q: Linear,
     w_k: Linear,
@@ -120,24 +154,55 @@ impl MultiHeadAttention {
         )
     }
 
-    /// A module whose parameters are the given tensors (shared, not copied, so gradients
-    /// reach them), by the names listed above; every problem is reported at once.
+    /// A module whose parameters are copies of the tensors in `state`, by the names listed
+    /// above; every problem is reported at once. Loading copies, as in PyTorch: the module
+    /// owns its parameters, and the state's tensors are never shared or changed.
     #[track_caller]
     pub fn from_state_dict(
         config: MultiHeadAttentionConfig,
         state: &StateDict,
     ) -> Result<Self, LoadError> {
-        let [q, k, v] = Self::check_config("MultiHeadAttention::from_state_dict", &config);
-        let (h, bias) = (config.num_hiddens, config.bias);
+        Self::check_config("MultiHeadAttention::from_state_dict", &config);
         let mut reader = StateReader::new(state);
-        let layers = [
-            reader.linear("W_q", projection(q, h, bias)),
-            reader.linear("W_k", projection(k, h, bias)),
-            reader.linear("W_v", projection(v, h, bias)),
-            reader.linear("W_o", projection(h, h, bias)),
-        ];
+        let layers = Self::read(&mut reader, &config);
         reader.finish()?;
         Ok(Self::from_layers(layers, config))
+    }
+
+    /// The four projections from a state in d2l's layout, or in PyTorch's when the state
+    /// holds any of its names; `c` has been checked.
+    fn read(reader: &mut StateReader<'_>, c: &MultiHeadAttentionConfig) -> [Linear; 4] {
+        let [q, k, v] = c.input_sizes();
+        let (h, bias) = (c.num_hiddens, c.bias);
+        if !holds_any(reader, "", &TORCH_NAMES) {
+            return [
+                reader.linear("W_q", projection(q, h, bias)),
+                reader.linear("W_k", projection(k, h, bias)),
+                reader.linear("W_v", projection(v, h, bias)),
+                reader.linear("W_o", projection(h, h, bias)),
+            ];
+        }
+        // PyTorch keeps one stacked input projection when every size is the model's
+        // (`_qkv_same_embed_dim`), and three apart otherwise.
+        let weights = if [q, k, v] == [h; 3] {
+            let stacked = reader.tensor("in_proj_weight", &[3 * h, h]);
+            [0, 1, 2].map(|i| stacked.narrow(0, i * h, h))
+        } else {
+            [
+                ("q_proj_weight", q),
+                ("k_proj_weight", k),
+                ("v_proj_weight", v),
+            ]
+            .map(|(name, size)| reader.tensor(name, &[h, size]))
+        };
+        let biases = bias.then(|| {
+            let stacked = reader.tensor("in_proj_bias", &[3 * h]);
+            [0, 1, 2].map(|i| stacked.narrow(0, i * h, h))
+        });
+        let out = reader.linear("out_proj", projection(h, h, bias));
+        let [w_q, w_k, w_v] =
+            [0, 1, 2].map(|i| Linear::from_weights(&weights[i], biases.as_ref().map(|b| &b[i])));
+        [w_q, w_k, w_v, out]
     }
 
     #[track_caller]
@@ -156,7 +221,7 @@ impl MultiHeadAttention {
     fn from_layers(layers: [Linear; 4], config: MultiHeadAttentionConfig) -> Self {
         let [w_q, w_k, w_v, w_o] = layers;
         MultiHeadAttention {
-            num_heads: config.num_heads,
+            config,
             attention: DotProductAttention::new(DotProductAttentionConfig {
                 dropout: config.dropout,
                 fill: config.fill,
@@ -171,14 +236,14 @@ impl MultiHeadAttention {
 
     /// The number of heads.
     pub fn num_heads(&self) -> usize {
-        self.num_heads
+        self.config.num_heads
     }
 
     /// `[B, T, num_hiddens] → [B·H, T, num_hiddens / H]`: head `h` of example `b` becomes
     /// batch row `b·H + h`.
     #[track_caller]
     pub fn transpose_qkv(&self, x: &Tensor) -> Tensor {
-        let h = self.num_heads;
+        let h = self.config.num_heads;
         assert!(
             x.rank() == 3 && x.shape()[2].is_multiple_of(h),
             "MultiHeadAttention::transpose_qkv: x must be [B, T, num_hiddens] with num_hiddens divisible by num_heads ({h}), found {:?}",
@@ -193,7 +258,7 @@ impl MultiHeadAttention {
     /// The inverse of [`transpose_qkv`](Self::transpose_qkv): `[B·H, T, d] → [B, T, H·d]`.
     #[track_caller]
     pub fn transpose_output(&self, x: &Tensor) -> Tensor {
-        let h = self.num_heads;
+        let h = self.config.num_heads;
         assert!(
             x.rank() == 3 && x.shape()[0].is_multiple_of(h),
             "MultiHeadAttention::transpose_output: x must be [B·num_heads, T, d] with num_heads = {h}, found {:?}",
@@ -225,9 +290,9 @@ impl MultiHeadAttention {
         let q = self.transpose_qkv(&self.w_q.forward(queries));
         let k = self.transpose_qkv(&self.w_k.forward(keys));
         let v = self.transpose_qkv(&self.w_v.forward(values));
-        let output = self
-            .attention
-            .forward(&q, &k, &v, &mask.repeat_for_heads(self.num_heads));
+        let output =
+            self.attention
+                .forward(&q, &k, &v, &mask.repeat_for_heads(self.config.num_heads));
         self.w_o.forward(&self.transpose_output(&output))
     }
 }
@@ -246,13 +311,21 @@ impl Module for MultiHeadAttention {
     fn set_training(&mut self, training: bool) {
         self.attention.set_training(training);
     }
+
+    /// Copies a state in either layout (d2l's names or `nn.MultiheadAttention`'s, see the
+    /// type's documentation) into the parameters; nothing changes unless all of it fits.
+    fn load_state_dict(&self, state: &StateDict) -> Result<(), LoadError> {
+        load_through(self, state, |reader| {
+            Self::from_layers(Self::read(reader, &self.config), self.config)
+        })
+    }
 }
 
 impl AttentionWeights for MultiHeadAttention {
     /// `[B, num_heads, Q, K]`.
     fn last_attention_weights(&self) -> Option<Tensor> {
         let w = self.attention.last_attention_weights()?;
-        let h = self.num_heads;
+        let h = self.config.num_heads;
         Some(w.reshape([w.shape()[0] / h, h, w.shape()[1], w.shape()[2]]))
     }
 }

@@ -8,6 +8,7 @@ use crate::bahdanau::{BahdanauAttention, BahdanauAttentionConfig};
 use crate::check;
 use crate::mask::Mask;
 use crate::masked_softmax::Fill;
+use crate::state::load_through;
 use crate::weights::{AttentionWeights, WeightsSlot};
 
 /// The settings of a [`MultiHeadAdditiveAttention`] module.
@@ -20,7 +21,9 @@ pub struct MultiHeadAdditiveAttentionConfig {
     /// The size of each value, and of the context (no default: must be set).
     pub value_size: usize,
     /// The total hidden size, shared out equally: each head gets `num_hiddens / num_heads`
-    /// (no default).
+    /// (no default). d2l's name, used by every config of this crate for the model size.
+    /// Every projection has a bias, as in [`BahdanauAttention`]; there is no `bias`
+    /// setting.
     pub num_hiddens: usize,
     /// The number of heads, which must divide `num_hiddens` (no default).
     pub num_heads: usize,
@@ -44,7 +47,9 @@ pub struct MultiHeadAdditiveAttentionConfig {
 /// | weights (and [`last_attention_weights`](AttentionWeights::last_attention_weights)) | `[B, num_heads, K]` |
 ///
 /// Parameters: `heads.i.*` for each head (see [`BahdanauAttention`]) and
-/// `W_o: Linear(num_heads · value_size, value_size)`. The module has no dropout.
+/// `W_o: Linear(num_heads · value_size, value_size)`. The module has no dropout. A head's
+/// parameters may also be given under the article's names (`heads.i.query_proj.weight`,
+/// …), read as [`BahdanauAttention`] reads them.
 ///
 /// ```
 /// use attention::{Mask, MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig};
@@ -71,6 +76,7 @@ pub struct MultiHeadAdditiveAttentionConfig {
 pub struct MultiHeadAdditiveAttention {
     heads: Vec<BahdanauAttention>,
     w_o: Linear,
+    config: MultiHeadAdditiveAttentionConfig,
     weights: WeightsSlot,
 }
 
@@ -87,46 +93,61 @@ impl MultiHeadAdditiveAttention {
         MultiHeadAdditiveAttention {
             heads,
             w_o: Linear::new(projection(config.num_heads * v, v, true)),
+            config,
             weights: WeightsSlot::default(),
         }
     }
 
-    /// A module whose parameters are the given tensors (shared, not copied, so gradients
-    /// reach them), by the names listed above; every problem is reported at once.
+    /// A module whose parameters are copies of the tensors in `state`, by the names listed
+    /// above; every problem is reported at once. Loading copies, as in PyTorch: the module
+    /// owns its parameters, and the state's tensors are never shared or changed.
     #[track_caller]
     pub fn from_state_dict(
         config: MultiHeadAdditiveAttentionConfig,
         state: &StateDict,
     ) -> Result<Self, LoadError> {
-        let head = Self::check_config("MultiHeadAdditiveAttention::from_state_dict", &config);
+        Self::check_config("MultiHeadAdditiveAttention::from_state_dict", &config);
         let mut reader = StateReader::new(state);
+        let module = Self::read(&mut reader, config);
+        reader.finish()?;
+        Ok(module)
+    }
+
+    /// Reads every head (each in either layout) and `W_o` from checked settings.
+    fn read(reader: &mut StateReader<'_>, config: MultiHeadAdditiveAttentionConfig) -> Self {
+        let head = Self::head_config(&config);
         let heads = (0..config.num_heads)
-            .map(|i| BahdanauAttention::read(&mut reader, &format!("heads.{i}."), head))
+            .map(|i| BahdanauAttention::read(reader, &format!("heads.{i}."), head))
             .collect();
         let v = config.value_size;
         let w_o = reader.linear("W_o", projection(config.num_heads * v, v, true));
-        reader.finish()?;
-        Ok(MultiHeadAdditiveAttention {
+        MultiHeadAdditiveAttention {
             heads,
             w_o,
+            config,
             weights: WeightsSlot::default(),
-        })
+        }
     }
 
     /// Checks the settings and returns those of one head.
     #[track_caller]
     fn check_config(module: &str, c: &MultiHeadAdditiveAttentionConfig) -> BahdanauAttentionConfig {
         check::heads_divide(module, "num_hiddens", c.num_hiddens, c.num_heads);
-        let head = BahdanauAttentionConfig {
+        let head = Self::head_config(c);
+        BahdanauAttention::check_config(module, &head);
+        head
+    }
+
+    /// The settings of one head.
+    fn head_config(c: &MultiHeadAdditiveAttentionConfig) -> BahdanauAttentionConfig {
+        BahdanauAttentionConfig {
             query_size: c.query_size,
             key_size: c.key_size,
             value_size: c.value_size,
             num_hiddens: c.num_hiddens / c.num_heads,
             fill: c.fill,
             scoring: c.scoring,
-        };
-        BahdanauAttention::check_config(module, &head);
-        head
+        }
     }
 
     /// The number of heads.
@@ -175,6 +196,12 @@ impl Module for MultiHeadAdditiveAttention {
             .collect();
         all.extend(prefixed("W_o", &self.w_o));
         all
+    }
+
+    /// Copies a state into the parameters, each head's in either layout (see
+    /// [`BahdanauAttention`]); nothing changes unless all of it fits.
+    fn load_state_dict(&self, state: &StateDict) -> Result<(), LoadError> {
+        load_through(self, state, |reader| Self::read(reader, self.config))
     }
 }
 

@@ -15,6 +15,7 @@ pub use crate::{
     BahdanauAttention, BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig,
     DotProductAttention, DotProductAttentionConfig, Fill, KvCache, Mask,
     MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig, MultiHeadAttention,
-    MultiHeadAttentionConfig, masked_softmax, scaled_dot_product_attention,
+    MultiHeadAttentionConfig, SdpaOptions, masked_softmax, scaled_dot_product_attention,
+    scaled_dot_product_attention_with,
 };
 pub use engine::prelude::*;

@@ -52,9 +52,9 @@ fn assert_close(actual: &[f32], expected: &[f32], tol: f32, what: &str) {
     }
 }
 
-fn causal_layer(d_model: usize, num_heads: usize) -> CausalSelfAttention {
+fn causal_layer(num_hiddens: usize, num_heads: usize) -> CausalSelfAttention {
     CausalSelfAttention::new(CausalSelfAttentionConfig {
-        d_model,
+        num_hiddens,
         num_heads,
         ..Default::default()
     })
@@ -124,51 +124,45 @@ fn kv_cache_append_refuses_tensors_that_require_grad_while_recording() {
 }
 
 #[test]
-fn forward_gives_w_k_and_w_v_gradients_that_match_finite_differences() {
+fn forward_gives_w_k_and_w_v_gradients_on_the_layers_own_parameters() {
+    // (tests/gradients.rs holds every parameter's gradient to finite differences.)
     engine::manual_seed(32);
     let d = 4;
-    let fixed = StateDict::from([
-        ("W_q.weight", Tensor::randn([d, d]) * 0.5),
-        ("W_q.bias", Tensor::randn([d]) * 0.5),
-        ("W_o.weight", Tensor::randn([d, d]) * 0.5),
-        ("W_o.bias", Tensor::randn([d]) * 0.5),
-    ]);
+    let names = ["W_q", "W_k", "W_v", "W_o"];
+    let state: StateDict = names
+        .iter()
+        .flat_map(|n| {
+            [
+                (format!("{n}.weight"), Tensor::randn([d, d]) * 0.5),
+                (format!("{n}.bias"), Tensor::randn([d]) * 0.5),
+            ]
+        })
+        .map(|(n, t)| (n, t.requires_grad_()))
+        .collect();
     let config = CausalSelfAttentionConfig {
-        d_model: d,
+        num_hiddens: d,
         num_heads: 2,
         ..Default::default()
     };
-    // The checked tensors: the input and the key and value projections.
-    let inputs = [
-        Tensor::randn([2, 3, d]) * 0.5,
-        Tensor::randn([d, d]) * 0.5,
-        Tensor::randn([d]) * 0.5,
-        Tensor::randn([d, d]) * 0.5,
-        Tensor::randn([d]) * 0.5,
-    ];
-    let build = |t: &[Tensor]| {
-        let mut state = fixed.clone();
-        for (name, i) in [
-            ("W_k.weight", 1),
-            ("W_k.bias", 2),
-            ("W_v.weight", 3),
-            ("W_v.bias", 4),
-        ] {
-            state.insert(name, t[i].clone());
-        }
-        CausalSelfAttention::from_state_dict(config, &state).unwrap()
-    };
-    gradcheck(|t| build(t).forward(&t[0], &Mask::none()), &inputs).unwrap();
+    let layer = CausalSelfAttention::from_state_dict(config, &state).unwrap();
+    let x = Tensor::randn([2, 3, d]) * 0.5;
+    gradcheck(
+        |t| layer.forward(&t[0], &Mask::none()),
+        std::slice::from_ref(&x),
+    )
+    .unwrap();
 
-    // And the gradients are really there, on the caller's own tensors.
-    let leaves: Vec<Tensor> = inputs.iter().map(|t| t.detach().requires_grad_()).collect();
-    let layer = build(&leaves);
-    (layer.forward(&leaves[0], &Mask::none()) * Tensor::randn([2, 3, d]))
+    layer.zero_grad();
+    (layer.forward(&x, &Mask::none()) * Tensor::randn([2, 3, d]))
         .sum()
         .backward();
-    for (i, name) in [(1, "W_k.weight"), (3, "W_v.weight")] {
-        let g = leaves[i].grad().unwrap().to_vec();
+    let params = layer.named_parameters();
+    for name in ["W_k.weight", "W_v.weight"] {
+        let (_, p) = params.iter().find(|(n, _)| n == name).unwrap();
+        let g = p.grad().unwrap().to_vec();
         assert!(g.iter().any(|&v| v != 0.0), "{name}: {g:?}");
+        // The layer owns its parameters: the state's tensors get nothing.
+        assert!(state.get(name).unwrap().grad().is_err(), "{name}");
     }
 }
 
@@ -485,7 +479,7 @@ fn zero_sizes_name_the_module_and_the_setting() {
             }),
         ),
         (
-            "CausalSelfAttention::new: d_model must be at least 1, found 0".into(),
+            "CausalSelfAttention::new: num_hiddens must be at least 1, found 0".into(),
             Box::new(|| {
                 CausalSelfAttention::new(CausalSelfAttentionConfig {
                     num_heads: 2,
@@ -586,7 +580,7 @@ fn from_state_dict_of_a_state_dict_gives_the_same_outputs_for_every_module() {
         );
 
         let cfg = CausalSelfAttentionConfig {
-            d_model: 4,
+            num_hiddens: 4,
             num_heads: 2,
             bias,
             ..Default::default()
@@ -733,7 +727,7 @@ fn causal_self_attention_fully_padded_example_is_uniform_under_d2l_and_zero_unde
     let safe = causal_layer(4, 2);
     let d2l = CausalSelfAttention::from_state_dict(
         CausalSelfAttentionConfig {
-            d_model: 4,
+            num_hiddens: 4,
             num_heads: 2,
             fill: Fill::D2l,
             ..Default::default()
@@ -838,7 +832,7 @@ fn every_module_starts_in_training_mode_and_eval_switches_dropout_off() {
     });
 
     let cfg = CausalSelfAttentionConfig {
-        d_model: 8,
+        num_hiddens: 8,
         num_heads: 2,
         dropout: 0.5,
         ..Default::default()

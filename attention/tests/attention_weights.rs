@@ -102,7 +102,7 @@ fn each_module_keeps_weights_of_the_documented_shape() {
     );
 
     let causal = CausalSelfAttention::new(CausalSelfAttentionConfig {
-        d_model: 4,
+        num_hiddens: 4,
         num_heads: 2,
         ..Default::default()
     });

@@ -24,11 +24,11 @@ fn bahdanau_draws_its_score_vector_from_plus_or_minus_one_over_root_h() {
 #[test]
 fn causal_self_attention_reports_its_sizes() {
     let layer = CausalSelfAttention::new(CausalSelfAttentionConfig {
-        d_model: 12,
+        num_hiddens: 12,
         num_heads: 3,
         ..Default::default()
     });
-    assert_eq!((layer.d_model(), layer.num_heads()), (12, 3));
+    assert_eq!((layer.num_hiddens(), layer.num_heads()), (12, 3));
 }
 
 #[test]
@@ -68,7 +68,7 @@ fn a_dropout_above_one_is_refused_by_name() {
 )]
 fn a_negative_dropout_is_refused_by_name() {
     CausalSelfAttention::new(CausalSelfAttentionConfig {
-        d_model: 4,
+        num_hiddens: 4,
         num_heads: 2,
         dropout: -0.1,
         ..Default::default()
@@ -109,4 +109,62 @@ fn multi_head_attention_shares_a_batch_one_keep_mask_across_examples_and_heads()
             assert_eq!(panel[i] == 0.0, m == 0.0, "{panel:?}");
         }
     }
+}
+
+#[test]
+fn bias_defaults_to_false_where_d2l_defines_the_module_and_true_elsewhere() {
+    // d2l's MultiHeadAttention(..., bias=False) is the definition.
+    assert!(!MultiHeadAttentionConfig::default().bias);
+    let mha = MultiHeadAttention::new(MultiHeadAttentionConfig {
+        num_hiddens: 4,
+        num_heads: 2,
+        ..Default::default()
+    });
+    assert_eq!(mha.num_parameters(), 4 * 4 * 4);
+    // No d2l definition: biases, as GPT-2 and nn.MultiheadAttention have them.
+    assert!(CausalSelfAttentionConfig::default().bias);
+    let causal = CausalSelfAttention::new(CausalSelfAttentionConfig {
+        num_hiddens: 4,
+        num_heads: 2,
+        ..Default::default()
+    });
+    assert_eq!(causal.num_parameters(), 4 * (4 * 4 + 4));
+}
+
+#[test]
+fn every_config_names_the_model_size_num_hiddens() {
+    // One name for the same size in every config (d2l's), the accessors included.
+    let causal = CausalSelfAttention::new(CausalSelfAttentionConfig {
+        num_hiddens: 6,
+        num_heads: 3,
+        ..Default::default()
+    });
+    let bahdanau = BahdanauAttention::new(BahdanauAttentionConfig {
+        query_size: 2,
+        key_size: 2,
+        value_size: 2,
+        num_hiddens: 6,
+        ..Default::default()
+    });
+    assert_eq!((causal.num_hiddens(), bahdanau.num_hiddens()), (6, 6));
+    let additive = AdditiveAttentionConfig {
+        num_hiddens: 6,
+        ..Default::default()
+    };
+    let multi_head = MultiHeadAttentionConfig {
+        num_hiddens: 6,
+        ..Default::default()
+    };
+    let multi_head_additive = MultiHeadAdditiveAttentionConfig {
+        num_hiddens: 6,
+        ..Default::default()
+    };
+    assert_eq!(
+        (
+            additive.num_hiddens,
+            multi_head.num_hiddens,
+            multi_head_additive.num_hiddens
+        ),
+        (6, 6, 6)
+    );
 }

@@ -63,9 +63,9 @@ fn multi_head_additive(num_hiddens: usize, num_heads: usize) -> MultiHeadAdditiv
     })
 }
 
-fn causal(d_model: usize, num_heads: usize) -> CausalSelfAttention {
+fn causal(num_hiddens: usize, num_heads: usize) -> CausalSelfAttention {
     CausalSelfAttention::new(CausalSelfAttentionConfig {
-        d_model,
+        num_hiddens,
         num_heads,
         ..Default::default()
     })
@@ -209,7 +209,9 @@ fn heads_that_do_not_divide_the_model_size() {
         causal(6, 4);
     });
     assert!(
-        msg.starts_with("CausalSelfAttention::new: d_model (6) is not divisible by num_heads (4)"),
+        msg.starts_with(
+            "CausalSelfAttention::new: num_hiddens (6) is not divisible by num_heads (4)"
+        ),
         "{msg}"
     );
 }
@@ -249,7 +251,7 @@ fn causal_self_attention_input_of_the_wrong_width() {
     });
     assert_eq!(
         msg,
-        "CausalSelfAttention::forward: x must be [B, T, d_model] with d_model = 8, found [1, 3, 6]"
+        "CausalSelfAttention::forward: x must be [B, T, num_hiddens] with num_hiddens = 8, found [1, 3, 6]"
     );
 }
 

@@ -1,6 +1,8 @@
 //! Finite-difference checks of every module's gradients, with respect to its inputs and
-//! every parameter. The parameters are the checker's own leaf tensors, handed to the
-//! modules with `from_state_dict` (which shares them), so gradients reach them.
+//! every parameter. Inputs go through [`gradcheck`]; a module owns its parameters (loading a
+//! state copies the values in), so [`gradcheck_parameters`] moves each parameter element
+//! through `load_state_dict` and compares with the gradient the module's own parameter
+//! received.
 
 use attention::{
     AdditiveAttention, AdditiveAttentionConfig, BahdanauAttention, BahdanauAttentionConfig,
@@ -8,9 +10,72 @@ use attention::{
     Fill, Mask, MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig, MultiHeadAttention,
     MultiHeadAttentionConfig, masked_softmax, scaled_dot_product_attention,
 };
-use engine::Tensor;
-use engine::gradcheck::gradcheck;
-use engine::nn::StateDict;
+use engine::gradcheck::{GradcheckOptions, gradcheck};
+use engine::nn::{Module, StateDict};
+use engine::random::rng_from_seed;
+use engine::{Tensor, no_grad};
+
+/// Checks the gradient of `f(module)` with respect to every element of every parameter of
+/// `module` against central differences, with [`gradcheck`]'s step and tolerances: the
+/// output is reduced to `L = Σ w ⊙ f(module)` with fixed random weights `w`, `backward`
+/// gives the analytic gradient in each parameter, and each element is moved by ±ε with
+/// `load_state_dict` for the numeric one. The module's values are restored afterwards.
+fn gradcheck_parameters<M: Module>(module: &M, f: impl Fn(&M) -> Tensor) -> Result<(), String> {
+    let opts = GradcheckOptions::default();
+    let base = module.state_dict();
+    module.zero_grad();
+    let out = f(module);
+    let w = Tensor::normal_with(out.shape(), 0.0, 1.0, &mut rng_from_seed(0x7061_7261));
+    (&out * &w).sum().backward();
+    let w = w.to_vec();
+    let loss = |state: &StateDict| -> f64 {
+        module.load_state_dict(state).unwrap();
+        let y = no_grad(|| f(module)).to_vec();
+        y.iter()
+            .zip(&w)
+            .map(|(&a, &b)| f64::from(a) * f64::from(b))
+            .sum()
+    };
+    let mut worst: Option<(f32, String)> = None;
+    for (name, p) in module.named_parameters() {
+        // A parameter the output does not depend on gets no gradient: zero, which the
+        // finite differences must confirm.
+        let analytic = p
+            .grad()
+            .map(|g| g.to_vec())
+            .unwrap_or_else(|_| vec![0.0; p.numel()]);
+        let values = base
+            .get(&name)
+            .expect("every parameter is in the state")
+            .to_vec();
+        for j in 0..values.len() {
+            let moved = |by: f32| {
+                let mut v = values.clone();
+                v[j] += by;
+                let mut state = base.clone();
+                state.insert(name.clone(), Tensor::from_vec(v, p.shape()));
+                loss(&state)
+            };
+            let numeric =
+                ((moved(opts.eps) - moved(-opts.eps)) / (2.0 * f64::from(opts.eps))) as f32;
+            let excess = (analytic[j] - numeric).abs() / (opts.atol + opts.rtol * numeric.abs());
+            if excess > 1.0 && worst.as_ref().is_none_or(|(e, _)| excess > *e) {
+                worst = Some((
+                    excess,
+                    format!(
+                        "{name}[{j}]: backward gives {}, finite differences give {numeric}",
+                        analytic[j]
+                    ),
+                ));
+            }
+        }
+    }
+    module.load_state_dict(&base).unwrap();
+    match worst {
+        Some((_, message)) => Err(message),
+        None => Ok(()),
+    }
+}
 
 fn lens(values: &[f32]) -> Mask {
     Mask::valid_lens(&Tensor::from_vec(values.to_vec(), [values.len()]))
@@ -92,16 +157,12 @@ fn additive_attention_gradient_wrt_inputs_and_parameters() {
         num_hiddens: 6,
         ..Default::default()
     };
-    gradcheck(
-        |t| {
-            let state = named(&["W_q.weight", "W_k.weight", "w_v.weight"], t, 3);
-            AdditiveAttention::from_state_dict(config, &state)
-                .unwrap()
-                .forward(&t[0], &t[1], &t[2], &lens(&[2.0, 4.0]))
-        },
-        &inputs,
-    )
-    .unwrap();
+    let state = named(&["W_q.weight", "W_k.weight", "w_v.weight"], &inputs, 3);
+    let attention = AdditiveAttention::from_state_dict(config, &state).unwrap();
+    let run =
+        |m: &AdditiveAttention, t: &[Tensor]| m.forward(&t[0], &t[1], &t[2], &lens(&[2.0, 4.0]));
+    gradcheck(|t| run(&attention, t), &inputs[..3]).unwrap();
+    gradcheck_parameters(&attention, |m| run(m, &inputs)).unwrap();
 }
 
 const BAHDANAU: [&str; 7] = [
@@ -141,14 +202,16 @@ fn bahdanau_attention_gradient_wrt_inputs_and_parameters() {
         num_hiddens: 5,
         ..Default::default()
     };
-    let run = |t: &[Tensor], pick_weights: bool| {
-        let attention =
-            BahdanauAttention::from_state_dict(config, &named(&BAHDANAU, t, 3)).unwrap();
-        let (context, weights) = attention.forward(&t[0], &t[1], &t[2], &mask);
+    let attention =
+        BahdanauAttention::from_state_dict(config, &named(&BAHDANAU, &inputs, 3)).unwrap();
+    let run = |m: &BahdanauAttention, t: &[Tensor], pick_weights: bool| {
+        let (context, weights) = m.forward(&t[0], &t[1], &t[2], &mask);
         if pick_weights { weights } else { context }
     };
-    gradcheck(|t| run(t, false), &inputs).unwrap();
-    gradcheck(|t| run(t, true), &inputs).unwrap();
+    for pick_weights in [false, true] {
+        gradcheck(|t| run(&attention, t, pick_weights), &inputs[..3]).unwrap();
+        gradcheck_parameters(&attention, |m| run(m, &inputs, pick_weights)).unwrap();
+    }
 }
 
 #[test]
@@ -175,15 +238,12 @@ fn multi_head_attention_gradient_wrt_inputs_and_parameters() {
         "W_o.weight",
         "W_o.bias",
     ];
-    gradcheck(
-        |t| {
-            MultiHeadAttention::from_state_dict(config, &named(&names, t, 2))
-                .unwrap()
-                .forward(&t[0], &t[1], &t[1], &lens(&[2.0, 5.0]))
-        },
-        &inputs,
-    )
-    .unwrap();
+    let attention =
+        MultiHeadAttention::from_state_dict(config, &named(&names, &inputs, 2)).unwrap();
+    let run =
+        |m: &MultiHeadAttention, t: &[Tensor]| m.forward(&t[0], &t[1], &t[1], &lens(&[2.0, 5.0]));
+    gradcheck(|t| run(&attention, t), &inputs[..2]).unwrap();
+    gradcheck_parameters(&attention, |m| run(m, &inputs)).unwrap();
 }
 
 #[test]
@@ -216,16 +276,13 @@ fn multi_head_additive_attention_gradient_wrt_inputs_and_parameters() {
         num_heads: 2,
         ..Default::default()
     };
-    gradcheck(
-        |t| {
-            MultiHeadAdditiveAttention::from_state_dict(config, &named(&names, t, 3))
-                .unwrap()
-                .forward(&t[0], &t[1], &t[2], &lens(&[3.0, 1.0]))
-                .0
-        },
-        &inputs,
-    )
-    .unwrap();
+    let attention =
+        MultiHeadAdditiveAttention::from_state_dict(config, &named(&names, &inputs, 3)).unwrap();
+    let run = |m: &MultiHeadAdditiveAttention, t: &[Tensor]| {
+        m.forward(&t[0], &t[1], &t[2], &lens(&[3.0, 1.0])).0
+    };
+    gradcheck(|t| run(&attention, t), &inputs[..3]).unwrap();
+    gradcheck_parameters(&attention, |m| run(m, &inputs)).unwrap();
 }
 
 #[test]
@@ -237,7 +294,7 @@ fn causal_self_attention_gradient_wrt_input_and_parameters() {
         inputs.push(randn(&[4]));
     }
     let config = CausalSelfAttentionConfig {
-        d_model: 4,
+        num_hiddens: 4,
         num_heads: 2,
         ..Default::default()
     };
@@ -251,13 +308,8 @@ fn causal_self_attention_gradient_wrt_input_and_parameters() {
         "W_o.weight",
         "W_o.bias",
     ];
-    gradcheck(
-        |t| {
-            CausalSelfAttention::from_state_dict(config, &named(&names, t, 1))
-                .unwrap()
-                .forward(&t[0], &Mask::none())
-        },
-        &inputs,
-    )
-    .unwrap();
+    let layer = CausalSelfAttention::from_state_dict(config, &named(&names, &inputs, 1)).unwrap();
+    let run = |m: &CausalSelfAttention, t: &[Tensor]| m.forward(&t[0], &Mask::none());
+    gradcheck(|t| run(&layer, t), &inputs[..1]).unwrap();
+    gradcheck_parameters(&layer, |m| run(m, &inputs)).unwrap();
 }

@@ -4,9 +4,9 @@ use attention::{CausalSelfAttention, CausalSelfAttentionConfig, KvCache, Mask};
 use engine::{Tensor, no_grad};
 use proptest::prelude::*;
 
-fn layer(d_model: usize, num_heads: usize, bias: bool) -> CausalSelfAttention {
+fn layer(num_hiddens: usize, num_heads: usize, bias: bool) -> CausalSelfAttention {
     CausalSelfAttention::new(CausalSelfAttentionConfig {
-        d_model,
+        num_hiddens,
         num_heads,
         bias,
         ..Default::default()
@@ -103,7 +103,7 @@ fn prefill_into_a_used_cache_is_refused() {
 
 #[test]
 #[should_panic(
-    expected = "CausalSelfAttention::step: x must be one token, [B, 1, d_model], found [1, 2, 4]"
+    expected = "CausalSelfAttention::step: x must be one token, [B, 1, num_hiddens], found [1, 2, 4]"
 )]
 fn step_takes_exactly_one_token() {
     let layer = layer(4, 1, false);

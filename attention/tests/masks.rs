@@ -310,3 +310,45 @@ fn masks_compose_by_reference_too() {
         vec![1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0]
     );
 }
+
+#[test]
+fn key_padding_ignore_reads_one_as_a_key_to_ignore_as_pytorch_does() {
+    // torch.tensor([[False, True, False], [True, True, False]]): True = padding.
+    let key_padding_mask = Tensor::from_vec(vec![0.0, 1.0, 0.0, 1.0, 1.0, 0.0], [2, 3]);
+    let scores = Tensor::zeros([2, 2, 3]);
+    let w = rows(&masked_softmax(
+        &scores,
+        &Mask::key_padding_ignore(&key_padding_mask),
+        Fill::Safe,
+    ));
+    assert_eq!(w[0], vec![0.5, 0.0, 0.5]);
+    assert_eq!(w[1], vec![0.5, 0.0, 0.5]);
+    assert_eq!(w[2], vec![0.0, 0.0, 1.0]);
+    assert_eq!(w[3], vec![0.0, 0.0, 1.0]);
+    // Our sense is its complement.
+    let keep = Mask::key_padding(&(1.0 - &key_padding_mask));
+    assert_eq!(rows(&masked_softmax(&scores, &keep, Fill::Safe)), w);
+}
+
+#[test]
+fn key_padding_ignore_is_repeated_per_head_like_key_padding() {
+    let ignore = Tensor::from_vec(vec![0.0, 1.0, 1.0, 0.0], [2, 2]);
+    let keep = Mask::key_padding_ignore(&ignore)
+        .repeat_for_heads(2)
+        .keep_for("test", &[4, 1, 2])
+        .unwrap();
+    assert_eq!(keep.to_vec(), vec![1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0]);
+}
+
+#[test]
+#[should_panic(
+    expected = "masked_softmax: a key-padding mask in PyTorch's sense (Mask::key_padding_ignore) holds only 1 (ignore the key) and 0 (a real key), found -inf"
+)]
+fn key_padding_ignore_refuses_an_additive_float_mask() {
+    let additive = Tensor::from_vec(vec![0.0, f32::NEG_INFINITY], [1, 2]);
+    masked_softmax(
+        &Tensor::zeros([1, 1, 2]),
+        &Mask::key_padding_ignore(&additive),
+        Fill::Safe,
+    );
+}

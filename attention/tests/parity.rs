@@ -1,7 +1,8 @@
 //! Agreement with PyTorch: every attention module against the reference implementations
 //! in `tests/golden/attention.py` (d2l's code, the first article's additive attention,
 //! `torch.nn.MultiheadAttention`, `F.scaled_dot_product_attention`), on outputs, attention
-//! weights and the gradients of every input and parameter.
+//! weights and the gradients of every input and parameter; and the state dicts of the
+//! article's module and of `nn.MultiheadAttention`, loaded by PyTorch's own names.
 //!
 //! Tolerance: `|engine − PyTorch| ≤ 1e-5 + 1e-4 · |PyTorch|` everywhere (the references are
 //! float64; the engine computes in f32 from the same f32-exact inputs).
@@ -19,13 +20,14 @@ use attention::{
 };
 use common::{
     Report, differentiable, family, field, fill_of, golden, inputs, keys, loss, mask_of, name,
-    state, stored, tensor,
+    state, state_dict, stored, tensor,
 };
+use engine::nn::Module;
 use engine::{Tensor, no_grad};
 use serde_json::Value;
 
 /// Every case family the golden file may hold, each read by one test below.
-const FAMILIES: [&str; 8] = [
+const FAMILIES: [&str; 10] = [
     "masked_softmax",
     "additive_attention",
     "bahdanau_attention",
@@ -34,6 +36,8 @@ const FAMILIES: [&str; 8] = [
     "torch_multihead_attention",
     "multi_head_additive_attention",
     "causal_self_attention",
+    "article_additive_attention",
+    "torch_multihead_attention_state_dict",
 ];
 
 #[track_caller]
@@ -449,6 +453,16 @@ fn multi_head_attention_matches_torch_multihead_attention() {
             complement,
             "{label}: keep = !key_padding_mask"
         );
+        // PyTorch's mask, passed as it is, hides the same keys.
+        let q = input_shape(case, "queries")[1];
+        let ignore = Mask::key_padding_ignore(&padding)
+            .keep_for("parity", &[b, q, k])
+            .expect("a mask");
+        assert_eq!(
+            ignore.to_vec(),
+            complement,
+            "{label}: Mask::key_padding_ignore(key_padding_mask)"
+        );
         // PyTorch fills with -inf: the default (safe) fill, never a constant.
         assert_eq!(fill_of(case), None, "{label}: default fill");
         check_multi_head(&mut report, case, &multi_head(case));
@@ -462,7 +476,7 @@ fn multi_head_attention_matches_torch_multihead_attention() {
 
 fn causal(case: &Value) -> CausalSelfAttention {
     let config = CausalSelfAttentionConfig {
-        d_model: param_size(case, "W_q.weight", 1),
+        num_hiddens: param_size(case, "W_q.weight", 1),
         num_heads: usize_config(case, "num_heads"),
         bias: case["params"].get("W_q.bias").is_some(),
         ..Default::default()
@@ -534,6 +548,100 @@ fn causal_self_attention_prefill_and_steps_match_full_causal_reference() {
         report.check(&format!("{label}: decoded rows"), &rows, &case["output"]);
     }
     report.finish(6);
+}
+
+// ---------------------------------------------------------------------------------------
+// State dicts under PyTorch's own names
+// ---------------------------------------------------------------------------------------
+
+/// Dimension `dim` of the tensor `key` of a case's `state_dict`.
+#[track_caller]
+fn state_size(case: &Value, key: &str, dim: usize) -> usize {
+    stored(&case["state_dict"][key]).shape[dim]
+}
+
+#[test]
+fn bahdanau_attention_loads_the_articles_state_dict_and_gives_its_numbers() {
+    let mut report = Report::default();
+    for (case, scoring) in with_both_scorings(family("article_additive_attention")) {
+        let label = format!("{} ({scoring:?})", name(case));
+        let config = BahdanauAttentionConfig {
+            query_size: state_size(case, "query_proj.weight", 1),
+            key_size: state_size(case, "key_proj.weight", 1),
+            value_size: state_size(case, "value_proj.weight", 1),
+            num_hiddens: usize_config(case, "hidden"),
+            fill: fill_of(case).unwrap_or_default(),
+            scoring,
+        };
+        assert_eq!(
+            config.fill,
+            Fill::Constant(-1e9),
+            "{label}: the article's fill"
+        );
+        let state = state_dict(case);
+        let built = BahdanauAttention::from_state_dict(config, &state)
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        let loaded = BahdanauAttention::new(config);
+        loaded
+            .load_state_dict(&state)
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        let mask = mask_of(case, &one_query_scores(case));
+        for (how, module) in [("from_state_dict", &built), ("load_state_dict", &loaded)] {
+            let x = inputs(case);
+            let (context, weights) = module.forward(&x["query"], &x["keys"], &x["values"], &mask);
+            report.check(
+                &format!("{label}, {how}: context"),
+                &context,
+                &case["output"],
+            );
+            report.check(
+                &format!("{label}, {how}: weights"),
+                &weights,
+                &case["weights"],
+            );
+            loss(case, &context, Some(&weights)).backward();
+            report.check_grads(case, "grads", &differentiable(&x, None));
+        }
+    }
+    report.finish(2 * 2 * 5);
+}
+
+#[test]
+fn multi_head_attention_loads_nn_multihead_attentions_state_dict_and_gives_its_numbers() {
+    let mut report = Report::default();
+    for case in family("torch_multihead_attention_state_dict") {
+        let label = name(case);
+        let config = MultiHeadAttentionConfig {
+            num_hiddens: usize_config(case, "embed_dim"),
+            num_heads: usize_config(case, "num_heads"),
+            bias: case["config"]["bias"].as_bool().expect("config.bias"),
+            ..Default::default()
+        };
+        let state = state_dict(case);
+        let built = MultiHeadAttention::from_state_dict(config, &state)
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        let loaded = MultiHeadAttention::new(config);
+        loaded
+            .load_state_dict(&state)
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        // PyTorch's key_padding_mask as it is (True = ignore); PyTorch fills with -inf,
+        // which the default safe fill matches when every query has a key.
+        let mask = Mask::key_padding_ignore(&tensor(&case["key_padding_mask"]));
+        for (how, module) in [("from_state_dict", &built), ("load_state_dict", &loaded)] {
+            let x = inputs(case);
+            let output = module.forward(&x["queries"], &x["keys"], &x["values"], &mask);
+            report.check(&format!("{label}, {how}: output"), &output, &case["output"]);
+            let weights = module.last_attention_weights().expect("weights are kept");
+            report.check(
+                &format!("{label}, {how}: weights"),
+                &weights,
+                &case["weights"],
+            );
+            loss(case, &output, None).backward();
+            report.check_grads(case, "grads", &differentiable(&x, None));
+        }
+    }
+    report.finish(2 * 5);
 }
 
 /// Guards the helpers themselves: a case names exactly the inputs and parameters whose

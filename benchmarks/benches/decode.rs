@@ -1,4 +1,4 @@
-//! Decoding 256 tokens through one `CausalSelfAttention` layer (d_model 256, 8 heads,
+//! Decoding 256 tokens through one `CausalSelfAttention` layer (num_hiddens 256, 8 heads,
 //! evaluation mode, under `no_grad`) at batch 1 and 8: with a `KvCache` (`prefill` of the
 //! first token, then one `step` per token) and without one (`forward` over the whole prefix
 //! for every new token). Each is sampled for at most 10 seconds; without a cache at batch 8

@@ -304,7 +304,7 @@ fn attention_case(
 /// closure feeds the tokens one at a time, with or without a cache.
 fn decode_case(batch: usize, kv_cache: bool) -> Box<dyn FnMut()> {
     let mut layer = CausalSelfAttention::new(CausalSelfAttentionConfig {
-        d_model: NUM_HIDDENS,
+        num_hiddens: NUM_HIDDENS,
         num_heads: NUM_HEADS,
         ..Default::default()
     });

@@ -2,7 +2,9 @@
 //!
 //! It brings the [`Tensor`] type, the traits whose methods you call without naming them
 //! ([`Module`] for `eval()`, `parameters()`, `load_state_dict()`; [`Optimizer`] for
-//! `step()`), and the layers with their configs.
+//! `step()`), the layers with their configs, [`StateDict`] and the [`LoadError`] a load
+//! returns, and the small enums that ops take as arguments ([`Reduction`],
+//! [`GeluApprox`]).
 //!
 //! ```
 //! use engine::prelude::*;
@@ -17,8 +19,9 @@
 pub use crate::grad_mode::no_grad;
 pub use crate::nn::{
     Dropout, DropoutConfig, Embedding, EmbeddingConfig, Gru, GruCell, GruConfig, LayerNorm,
-    LayerNormConfig, Linear, LinearConfig, Module, StateDict,
+    LayerNormConfig, Linear, LinearConfig, LoadError, Module, StateDict,
 };
+pub use crate::op::GeluApprox;
 pub use crate::ops::Reduction;
 pub use crate::optim::{Adam, AdamConfig, AdamW, Optimizer, Sgd, SgdConfig};
 pub use crate::random::manual_seed;

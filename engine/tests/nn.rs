@@ -8,8 +8,9 @@ use engine::gradcheck::gradcheck;
 use engine::nn::init::{self, FanMode};
 use engine::nn::{
     Dropout, DropoutConfig, Embedding, EmbeddingConfig, Gru, GruCell, GruConfig, LayerNorm,
-    LayerNormConfig, Linear, LinearConfig, Module, parameter, prefixed,
+    LayerNormConfig, Linear, LinearConfig, Module, StateDict, StateReader, parameter, prefixed,
 };
+use engine::optim::{Optimizer, Sgd, SgdConfig};
 use engine::{Tensor, manual_seed};
 use nn_golden::{assert_close, case, to_tensor};
 use serde_json::Value;
@@ -112,12 +113,16 @@ fn gru_over_a_sequence_matches_pytorch_gru_with_batch_first() {
     let c = case("gru");
     let x = tensor(c, "x").requires_grad_();
     let h0 = tensor(c, "h0").requires_grad_();
-    let gru = Gru::from_cell(GruCell::from_weights(
-        &tensor(c, "weight_ih"),
-        &tensor(c, "weight_hh"),
-        &tensor(c, "bias_ih"),
-        &tensor(c, "bias_hh"),
-    ));
+    // The state dict under nn.GRU's own names (the golden file drops their `_l0`).
+    let gru = Gru::new(GruConfig {
+        input_size: 3,
+        hidden_size: 4,
+    });
+    let pytorch: StateDict = ["weight_ih", "weight_hh", "bias_ih", "bias_hh"]
+        .map(|n| (format!("{n}_l0"), tensor(c, n)))
+        .into_iter()
+        .collect();
+    gru.load_state_dict(&pytorch).unwrap();
     let (outputs, last) = gru.forward(&x, Some(&h0));
     assert_matches(&outputs, c, "outputs");
     assert_matches(&last, c, "last");
@@ -127,7 +132,7 @@ fn gru_over_a_sequence_matches_pytorch_gru_with_batch_first() {
     assert_matches(&grad_of(&x), c, "grad_x");
     assert_matches(&grad_of(&h0), c, "grad_h0");
     for (name, p) in gru.named_parameters() {
-        let short = name.strip_prefix("cell.").unwrap();
+        let short = name.strip_suffix("_l0").unwrap();
         assert_matches(&grad_of(&p), c, &format!("grad_{short}"));
     }
 }
@@ -432,12 +437,8 @@ fn named_parameters_use_pytorch_names() {
             input_size: 3,
             hidden_size: 4
         })),
-        [
-            "cell.weight_ih",
-            "cell.weight_hh",
-            "cell.bias_ih",
-            "cell.bias_hh"
-        ]
+        // nn.GRU's names for layer 0; the cell keeps nn.GRUCell's, above.
+        ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
     );
 }
 
@@ -596,6 +597,183 @@ fn module_zero_grad_clears_every_parameter_gradient() {
     assert!(layer.parameters().iter().all(|p| p.grad().is_ok()));
     layer.zero_grad();
     assert!(layer.parameters().iter().all(|p| p.grad().is_err()));
+}
+
+// ---------------------------------------------------------------------------------------
+// State dicts: loading copies; editing a checkpoint's state
+// ---------------------------------------------------------------------------------------
+
+/// A state holding one plain tensor (as `state_dict()` and checkpoints give) and one that
+/// requires a gradient, for a `Linear(2, 2)`.
+fn mixed_state() -> StateDict {
+    StateDict::from([
+        (
+            "proj.weight",
+            Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], [2, 2]),
+        ),
+        (
+            "proj.bias",
+            Tensor::from_vec(vec![0.5, -0.5], [2]).requires_grad_(),
+        ),
+    ])
+}
+
+#[test]
+fn state_reader_copies_every_tensor_into_a_fresh_parameter() {
+    let state = mixed_state();
+    let mut reader = StateReader::new(&state);
+    let layer = reader.linear(
+        "proj",
+        LinearConfig {
+            in_features: 2,
+            out_features: 2,
+            bias: true,
+        },
+    );
+    reader.finish().unwrap();
+    for (name, p) in layer.named_parameters() {
+        let given = state.get(&format!("proj.{name}")).unwrap();
+        assert!(p.is_leaf() && p.requires_grad(), "{name} is a parameter");
+        assert!(!p.same(given), "{name} is not the state's handle");
+        assert_eq!(p.to_vec(), given.to_vec(), "{name} has the state's values");
+    }
+    // One step of training changes the layer, never the state, whatever it held.
+    layer.forward(&Tensor::ones([1, 2])).sum().backward();
+    let mut sgd = Sgd::new(
+        layer.parameters(),
+        SgdConfig {
+            lr: 0.1,
+            ..Default::default()
+        },
+    );
+    sgd.step();
+    assert_eq!(layer.bias().unwrap().to_vec(), vec![0.4, -0.6]);
+    assert_eq!(
+        state.get("proj.weight").unwrap().to_vec(),
+        vec![1.0, 2.0, 3.0, 4.0]
+    );
+    let bias = state.get("proj.bias").unwrap();
+    assert_eq!(bias.to_vec(), vec![0.5, -0.5]);
+    assert!(
+        bias.grad().is_err(),
+        "the state's tensor received no gradient"
+    );
+    assert!(!state.get("proj.weight").unwrap().requires_grad());
+}
+
+#[test]
+fn state_reader_says_which_names_the_state_holds() {
+    let state = mixed_state();
+    let reader = StateReader::new(&state);
+    assert!(reader.contains("proj.bias"));
+    assert!(!reader.contains("proj"));
+}
+
+#[test]
+fn state_dict_remove_takes_one_entry_out_and_keeps_the_order() {
+    let mut state = StateDict::from([
+        ("a", Tensor::scalar(1.0)),
+        ("b", Tensor::scalar(2.0)),
+        ("c", Tensor::scalar(3.0)),
+    ]);
+    assert_eq!(state.remove("b").map(|t| t.item()), Some(2.0));
+    assert!(state.remove("b").is_none());
+    assert_eq!(state.names().collect::<Vec<_>>(), ["a", "c"]);
+    assert_eq!(state.len(), 2);
+}
+
+#[test]
+fn state_dict_rename_keeps_the_place_and_replaces_an_entry_of_the_new_name() {
+    let mut state = StateDict::from([
+        ("a", Tensor::scalar(1.0)),
+        ("b", Tensor::scalar(2.0)),
+        ("c", Tensor::scalar(3.0)),
+    ]);
+    assert!(state.rename("a", "z"));
+    assert_eq!(state.names().collect::<Vec<_>>(), ["z", "b", "c"]);
+    // Onto an existing name: that entry goes, as with Python's state[to] = state.pop(from).
+    assert!(state.rename("c", "b"));
+    assert_eq!(state.names().collect::<Vec<_>>(), ["z", "b"]);
+    assert_eq!(state.get("b").unwrap().item(), 3.0);
+    // Onto itself: nothing changes.
+    assert!(state.rename("z", "z"));
+    assert_eq!(state.names().collect::<Vec<_>>(), ["z", "b"]);
+    // A name that is not there: false, nothing changes.
+    assert!(!state.rename("a", "y"));
+    assert_eq!(state.len(), 2);
+}
+
+#[test]
+fn state_dict_with_prefix_strips_the_prefix_of_the_entries_under_it() {
+    let state = StateDict::from([
+        ("encoder.", Tensor::scalar(0.0)),
+        ("encoder.rnn.weight_ih_l0", Tensor::scalar(1.0)),
+        ("decoder.dense.weight", Tensor::scalar(2.0)),
+        ("encoder.embedding.weight", Tensor::scalar(3.0)),
+        ("encoder2.weight", Tensor::scalar(4.0)),
+    ]);
+    let encoder = state.with_prefix("encoder.");
+    assert_eq!(
+        encoder.names().collect::<Vec<_>>(),
+        ["rnn.weight_ih_l0", "embedding.weight"]
+    );
+    assert!(
+        encoder
+            .get("embedding.weight")
+            .unwrap()
+            .same(state.get("encoder.embedding.weight").unwrap()),
+        "the same handles"
+    );
+    // A plain string match: without the dot, encoder2 is selected too.
+    let loose = state.with_prefix("encoder");
+    assert_eq!(
+        loose.names().collect::<Vec<_>>(),
+        [".", ".rnn.weight_ih_l0", ".embedding.weight", "2.weight"]
+    );
+    assert!(state.with_prefix("nothing.").is_empty());
+    assert_eq!(state.len(), 5, "the state itself is unchanged");
+}
+
+#[test]
+fn a_checkpoint_with_the_old_gru_names_loads_after_a_rename() {
+    let gru = Gru::new(GruConfig {
+        input_size: 2,
+        hidden_size: 3,
+    });
+    // What a state of the earlier naming, `cell.weight_ih`…, looked like.
+    let mut old: StateDict = gru
+        .state_dict()
+        .iter()
+        .map(|(n, t)| {
+            (
+                format!("cell.{}", n.strip_suffix("_l0").unwrap()),
+                t.clone(),
+            )
+        })
+        .collect();
+    let err = gru.load_state_dict(&old).unwrap_err();
+    assert_eq!(
+        err.missing,
+        ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
+    );
+    for name in ["weight_ih", "weight_hh", "bias_ih", "bias_hh"] {
+        assert!(old.rename(&format!("cell.{name}"), format!("{name}_l0")));
+    }
+    gru.load_state_dict(&old).unwrap();
+}
+
+#[test]
+fn the_prelude_brings_load_error_and_gelu_approx() {
+    use engine::prelude::*;
+    let layer = Linear::new(LinearConfig {
+        in_features: 2,
+        out_features: 1,
+        ..Default::default()
+    });
+    let err: LoadError = layer.load_state_dict(&StateDict::new()).unwrap_err();
+    assert_eq!(err.missing, ["weight", "bias"]);
+    let x = Tensor::from_vec(vec![0.0], [1]);
+    assert_eq!(x.gelu(GeluApprox::Tanh).to_vec(), vec![0.0]);
 }
 
 // ---------------------------------------------------------------------------------------

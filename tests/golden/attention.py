@@ -16,6 +16,11 @@ The references are written the way their sources write them:
   PyTorch's `_safe_softmax` does.
 - Causal multi-head self-attention, checked against `F.scaled_dot_product_attention`.
 - `torch.nn.MultiheadAttention` itself, as an independent check of the d2l layout.
+- Two state dicts under PyTorch's own names, which the Rust modules load as they are: the
+  first article's single-query module written with its names (`query_proj`, `key_proj`,
+  `value_proj`, `v`), and `nn.MultiheadAttention(embed_dim, num_heads, bias=True,
+  batch_first=True)` (`in_proj_weight`, `in_proj_bias`, `out_proj.*`). These cases store
+  `state_dict` instead of `params`, and the gradients of the inputs only.
 
 Each case holds its inputs, parameters (named as PyTorch's `named_parameters()` names them,
 which the Rust modules follow), the mask and fill policy, the upstream gradients, the
@@ -745,13 +750,13 @@ def torch_multihead_cases():
 
 
 class CausalSelfAttention(nn.Module):
-    def __init__(self, d_model, num_heads):
+    def __init__(self, num_hiddens, num_heads):
         super().__init__()
         self.num_heads = num_heads
-        self.W_q = nn.Linear(d_model, d_model)
-        self.W_k = nn.Linear(d_model, d_model)
-        self.W_v = nn.Linear(d_model, d_model)
-        self.W_o = nn.Linear(d_model, d_model)
+        self.W_q = nn.Linear(num_hiddens, num_hiddens)
+        self.W_k = nn.Linear(num_hiddens, num_hiddens)
+        self.W_v = nn.Linear(num_hiddens, num_hiddens)
+        self.W_o = nn.Linear(num_hiddens, num_hiddens)
 
     def heads(self, w, x):
         b, length, d = x.shape
@@ -789,6 +794,148 @@ def causal_self_attention_cases():
 
 
 # ---------------------------------------------------------------------------------------
+# (i) state dicts under PyTorch's own names: the article's module and nn.MultiheadAttention
+# ---------------------------------------------------------------------------------------
+
+
+class ArticleAdditiveAttention(nn.Module):
+    """The first article's single-query additive attention, with its parameter names.
+
+    scores = v(tanh(query_proj(q) + key_proj(k))), masked at -1e9, softmax over the keys,
+    context = sum_k weights_k * value_proj(values_k).
+    """
+
+    def __init__(self, query_size, key_size, value_size, hidden):
+        super().__init__()
+        self.query_proj = nn.Linear(query_size, hidden)
+        self.key_proj = nn.Linear(key_size, hidden)
+        self.value_proj = nn.Linear(value_size, value_size)
+        self.v = nn.Linear(hidden, 1, bias=False)
+
+    def forward(self, query, keys, values, mask=None):
+        # query: [B, query_size]; keys: [B, K, key_size]; values: [B, K, value_size];
+        # mask: [B, K], 1 = a real key
+        features = torch.tanh(self.query_proj(query).unsqueeze(1) + self.key_proj(keys))
+        scores = self.v(features).squeeze(-1)  # [B, K]
+        if mask is not None:
+            scores = scores.masked_fill(mask == 0, ARTICLE_FILL)
+        weights = torch.softmax(scores, dim=-1)
+        context = (weights.unsqueeze(-1) * self.value_proj(values)).sum(dim=1)
+        return context, weights
+
+
+def state_dict_case(name, module, inputs, forward, config, extra=None):
+    """Runs `forward(module) -> (output, weights, differentiable_weights)` and records the
+    module's `state_dict()` under its own names, with the gradients of the inputs."""
+    output, weights, weights_in_graph = forward(module)
+    up_output = rand(*output.shape)
+    outputs, upstreams = [output], [up_output]
+    upstream = {"output": t(up_output)}
+    if weights_in_graph:
+        up_weights = rand(*weights.shape)
+        outputs.append(weights)
+        upstreams.append(up_weights)
+        upstream["weights"] = t(up_weights)
+    return {
+        "name": name,
+        "config": config,
+        **(extra or {}),
+        "inputs": {k: t(v) for k, v in inputs.items()},
+        "state_dict": {k: t(v) for k, v in module.state_dict().items()},
+        "upstream": upstream,
+        "output": t(output),
+        "weights": t(weights),
+        "grads": gradients(outputs, upstreams, inputs),
+    }
+
+
+def article_additive_cases():
+    b, k, query_size, key_size, value_size, hidden = 3, 4, 5, 3, 4, 6
+    torch.manual_seed(900)
+    module = randomize(ArticleAdditiveAttention(query_size, key_size, value_size, hidden))
+    inputs = {
+        "query": leaf(b, query_size),
+        "keys": leaf(b, k, key_size),
+        "values": leaf(b, k, value_size),
+    }
+    # Every example keeps at least one key, so the weights sum to 1 and projecting the
+    # values before pooling equals projecting the pooled vector (the Rust module's W_o).
+    keep = KEEP_BK
+
+    def forward(m):
+        context, weights = m(inputs["query"], inputs["keys"], inputs["values"], keep)
+        return context, weights, True
+
+    # The same numbers as the module of (c), which pools first and projects after.
+    pooled_first = BahdanauAttention(query_size, key_size, value_size, hidden)
+    with torch.no_grad():
+        for ours, theirs in (
+            (pooled_first.W_q, module.query_proj),
+            (pooled_first.W_k, module.key_proj),
+            (pooled_first.W_o, module.value_proj),
+        ):
+            ours.weight.copy_(theirs.weight)
+            ours.bias.copy_(theirs.bias)
+        pooled_first.v.copy_(module.v.weight.reshape(-1))
+    context, weights = module(inputs["query"], inputs["keys"], inputs["values"], keep)
+    ref_context, ref_weights = pooled_first(inputs["query"], inputs["keys"], inputs["values"], keep)
+    assert close(context, ref_context) and close(weights, ref_weights)
+    case = state_dict_case(
+        "article_names_keep_mask",
+        module,
+        inputs,
+        forward,
+        {"hidden": hidden},
+        {"mask": mask_spec("keep", keep), "fill": fill_spec(ARTICLE_FILL)},
+    )
+    assert sorted(case["state_dict"]) == sorted(
+        [
+            "query_proj.weight",
+            "query_proj.bias",
+            "key_proj.weight",
+            "key_proj.bias",
+            "value_proj.weight",
+            "value_proj.bias",
+            "v.weight",
+        ]
+    )
+    return [case]
+
+
+def torch_multihead_state_dict_cases():
+    b, q, k, e, heads = 2, 3, 4, 8, 2
+    torch.manual_seed(950)
+    mha = randomize(nn.MultiheadAttention(e, heads, bias=True, batch_first=True, dropout=0.0))
+    # True = ignore this key (PyTorch's sense); no query is left without keys.
+    key_padding_mask = torch.tensor([[False, False, True, False], [False, True, True, False]])
+    inputs = {"queries": leaf(b, q, e), "keys": leaf(b, k, e), "values": leaf(b, k, e)}
+
+    def forward(m):
+        output, weights = m(
+            inputs["queries"],
+            inputs["keys"],
+            inputs["values"],
+            key_padding_mask=key_padding_mask,
+            need_weights=True,
+            average_attn_weights=False,
+        )
+        return output, weights, False
+
+    case = state_dict_case(
+        "in_proj_with_bias_key_padding_mask",
+        mha,
+        inputs,
+        forward,
+        {"num_heads": heads, "embed_dim": e, "bias": True},
+        {"key_padding_mask": t(key_padding_mask.double())},
+    )
+    assert sorted(case["state_dict"]) == sorted(
+        ["in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"]
+    )
+    return [case]
+
+
+# ---------------------------------------------------------------------------------------
 
 
 def main():
@@ -801,6 +948,8 @@ def main():
         "torch_multihead_attention": torch_multihead_cases(),
         "multi_head_additive_attention": multi_head_additive_cases(),
         "causal_self_attention": causal_self_attention_cases(),
+        "article_additive_attention": article_additive_cases(),
+        "torch_multihead_attention_state_dict": torch_multihead_state_dict_cases(),
     }
     meta = {
         "generator": "tests/golden/attention.py",

@@ -179,6 +179,19 @@ pub fn state(case: &Value) -> StateDict {
         .collect()
 }
 
+/// The `state_dict` a case stores under PyTorch's own names (`state_dict()` keys of the
+/// reference module, which may differ from the Rust module's names), as fresh tensors.
+#[track_caller]
+pub fn state_dict(case: &Value) -> StateDict {
+    keys(case, "state_dict")
+        .into_iter()
+        .map(|n| {
+            let t = field(case, "state_dict", &n);
+            (n, t)
+        })
+        .collect()
+}
+
 /// The scalar whose gradients the case stores: `sum(output * upstream.output)` plus
 /// `sum(weights * upstream.weights)` when the case has an upstream for the weights.
 #[track_caller]

@@ -390,7 +390,7 @@ pub fn tour() -> String {
 
     // ANCHOR: tour_head_count
     line(String::new());
-    line("== 6. Heads against head size, d_model = 12 (B = 2, T = 6, self-attention)".into());
+    line("== 6. Heads against head size, num_hiddens = 12 (B = 2, T = 6, self-attention)".into());
     line(format!(
         "{:>2} {:>2} {:>6} {:>13} {:>15} {:>7} {:>13} {:>11}",
         "H",

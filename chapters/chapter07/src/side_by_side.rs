@@ -115,7 +115,7 @@ impl SideBySide {
 pub struct HeadCountRow {
     /// `H`.
     pub num_heads: usize,
-    /// `d = d_model / H`.
+    /// `d = num_hiddens / H`.
     pub head_size: usize,
     /// The parameters of d2l's module, counted by `num_parameters()`.
     pub scaled_parameters: usize,
@@ -131,19 +131,19 @@ pub struct HeadCountRow {
 }
 
 // ANCHOR: head_count_study
-/// d2l's multi-head attention of width `d_model` cut into each of `heads`, all with the
+/// d2l's multi-head attention of width `num_hiddens` cut into each of `heads`, all with the
 /// same parameter values (those of a seeded one-head module, loaded by name), on the same
-/// self-attention input `[batch, tokens, d_model]`.
+/// self-attention input `[batch, tokens, num_hiddens]`.
 pub fn head_count_study(
     batch: usize,
     tokens: usize,
-    d_model: usize,
+    num_hiddens: usize,
     heads: &[usize],
 ) -> Vec<HeadCountRow> {
     manual_seed(12);
-    let x = Tensor::randn([batch, tokens, d_model]);
+    let x = Tensor::randn([batch, tokens, num_hiddens]);
     let config = |num_heads| MultiHeadAttentionConfig {
-        num_hiddens: d_model,
+        num_hiddens,
         num_heads,
         ..Default::default()
     };
@@ -157,12 +157,12 @@ pub fn head_count_study(
                 .expect("same sizes, same names");
             let output = mha.forward(&x, &x, &x, &Mask::none());
             let weights = mha.last_attention_weights().expect("ran forward");
-            let head_size = d_model / num_heads;
+            let head_size = num_hiddens / num_heads;
             let additive = MultiHeadAdditiveAttention::new(MultiHeadAdditiveAttentionConfig {
-                query_size: d_model,
-                key_size: d_model,
-                value_size: d_model,
-                num_hiddens: d_model,
+                query_size: num_hiddens,
+                key_size: num_hiddens,
+                value_size: num_hiddens,
+                num_hiddens,
                 num_heads,
                 ..Default::default()
             });

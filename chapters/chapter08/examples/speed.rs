@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use attention::prelude::*;
-use chapter08::{SPEED_D_MODEL, SPEED_HEADS, SPEED_POSITIONS, SpeedRow, SpeedRun};
+use chapter08::{SPEED_HEADS, SPEED_NUM_HIDDENS, SPEED_POSITIONS, SpeedRow, SpeedRun};
 
 // ANCHOR: median_seconds
 /// The median of the times `once` reports, over enough calls to fill about a fifth of a
@@ -34,11 +34,11 @@ fn median_seconds(mut once: impl FnMut() -> Duration) -> f64 {
 // ANCHOR_END: median_seconds
 
 // ANCHOR: time_one_token
-/// Tokens per second for the token at position `t` of `x: [1, T, d_model]`, with the cache
+/// Tokens per second for the token at position `t` of `x: [1, T, num_hiddens]`, with the cache
 /// and without it.
 fn time_one_token(layer: &CausalSelfAttention, x: &Tensor, t: usize) -> SpeedRow {
     let none = Mask::none();
-    let token = x.narrow(1, t - 1, 1); // the new token, [1, 1, d_model]
+    let token = x.narrow(1, t - 1, 1); // the new token, [1, 1, num_hiddens]
     let mut cache = KvCache::new(t);
     no_grad(|| layer.prefill(&x.narrow(1, 0, t - 1), &mut cache, &none));
     let with_cache = median_seconds(|| {
@@ -77,9 +77,9 @@ fn main() -> Result<(), String> {
         eprintln!("note: a debug build; for meaningful times add --release");
     }
     manual_seed(0);
-    let layer = chapter08::causal_layer(SPEED_D_MODEL, SPEED_HEADS);
+    let layer = chapter08::causal_layer(SPEED_NUM_HIDDENS, SPEED_HEADS);
     let longest = SPEED_POSITIONS[SPEED_POSITIONS.len() - 1];
-    let x = Tensor::randn([1, longest, SPEED_D_MODEL]);
+    let x = Tensor::randn([1, longest, SPEED_NUM_HIDDENS]);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let run = SpeedRun {
         machine: format!(
@@ -93,7 +93,7 @@ fn main() -> Result<(), String> {
             .collect(),
     };
     println!(
-        "CausalSelfAttention, d_model {SPEED_D_MODEL}, {SPEED_HEADS} heads, batch 1: the token at position t"
+        "CausalSelfAttention, num_hiddens {SPEED_NUM_HIDDENS}, {SPEED_HEADS} heads, batch 1: the token at position t"
     );
     print!("{}", run.table());
 

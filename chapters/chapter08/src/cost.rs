@@ -2,7 +2,7 @@
 //! and the bytes it holds per token.
 
 // ANCHOR: multiply_adds
-/// The multiply-adds one causal self-attention layer of width `d_model` spends on the
+/// The multiply-adds one causal self-attention layer of width `num_hiddens` spends on the
 /// token at position `t` (counting from 1: the `t`-th token, which attends to `t` keys),
 /// ignoring biases and the softmax:
 /// - with a cache: project the one new token (`W_q`, `W_k`, `W_v`, `W_o`: `4·d²`), score it
@@ -11,8 +11,8 @@
 ///
 /// The second is exactly `t` times the first: recomputing does the whole sequence's work
 /// for every new token.
-pub fn multiply_adds_per_token(d_model: usize, t: usize, cached: bool) -> usize {
-    let d = d_model;
+pub fn multiply_adds_per_token(num_hiddens: usize, t: usize, cached: bool) -> usize {
+    let d = num_hiddens;
     let one_token = 4 * d * d + 2 * t * d;
     if cached { one_token } else { t * one_token }
 }
@@ -29,7 +29,7 @@ pub struct CacheShape {
     pub batch: usize,
     /// Heads per layer, `H`.
     pub heads: usize,
-    /// The size of each head's keys and values, `d_model / H`.
+    /// The size of each head's keys and values, `num_hiddens / H`.
     pub d_head: usize,
 }
 

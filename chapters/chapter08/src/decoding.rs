@@ -3,11 +3,11 @@
 
 use attention::prelude::*;
 
-/// The settings of the layer the chapter decodes with: `d_model` and `num_heads`, no
+/// The settings of the layer the chapter decodes with: `num_hiddens` and `num_heads`, no
 /// dropout.
-pub fn causal_layer(d_model: usize, num_heads: usize) -> CausalSelfAttention {
+pub fn causal_layer(num_hiddens: usize, num_heads: usize) -> CausalSelfAttention {
     let mut layer = CausalSelfAttention::new(CausalSelfAttentionConfig {
-        d_model,
+        num_hiddens,
         num_heads,
         ..Default::default()
     });
@@ -16,9 +16,9 @@ pub fn causal_layer(d_model: usize, num_heads: usize) -> CausalSelfAttention {
 }
 
 // ANCHOR: decode_with_cache
-/// Decodes `x: [B, T, d_model]` the way generation runs: the first `prompt` tokens at once
+/// Decodes `x: [B, T, num_hiddens]` the way generation runs: the first `prompt` tokens at once
 /// (`prefill`), then one token at a time (`step`), each attending to the keys and values
-/// kept in `cache`. Returns every token's output, `[B, T, d_model]`.
+/// kept in `cache`. Returns every token's output, `[B, T, num_hiddens]`.
 ///
 /// The cache must be empty (a new one, or one that was [`reset`](KvCache::reset)); `prompt`
 /// is at least 1.
@@ -31,13 +31,13 @@ pub fn decode_with_cache(
     assert!(prompt >= 1, "decode_with_cache: the prompt needs a token");
     let none = Mask::none(); // causal order is built in; no padding here
     no_grad(|| {
-        // [B, prompt, d_model]; the cache now holds `prompt` keys and values.
+        // [B, prompt, num_hiddens]; the cache now holds `prompt` keys and values.
         let mut outputs = vec![layer.prefill(&x.narrow(1, 0, prompt), cache, &none)];
         for t in prompt..x.size(1) {
-            let token = x.narrow(1, t, 1); //                    [B, 1, d_model]
-            outputs.push(layer.step(&token, cache, &none)); //  [B, 1, d_model]
+            let token = x.narrow(1, t, 1); //                    [B, 1, num_hiddens]
+            outputs.push(layer.step(&token, cache, &none)); //  [B, 1, num_hiddens]
         }
-        Tensor::concat(&outputs, 1) //                           [B, T, d_model]
+        Tensor::concat(&outputs, 1) //                           [B, T, num_hiddens]
     })
 }
 // ANCHOR_END: decode_with_cache
@@ -55,8 +55,8 @@ pub fn decode_without_cache(layer: &CausalSelfAttention, x: &Tensor, prompt: usi
     no_grad(|| {
         let mut outputs = vec![layer.forward(&x.narrow(1, 0, prompt), &none)];
         for t in prompt..x.size(1) {
-            let prefix = x.narrow(1, 0, t + 1); //     [B, t + 1, d_model]: all of it, again
-            let y = layer.forward(&prefix, &none); //  [B, t + 1, d_model]
+            let prefix = x.narrow(1, 0, t + 1); //     [B, t + 1, num_hiddens]: all of it, again
+            let y = layer.forward(&prefix, &none); //  [B, t + 1, num_hiddens]
             outputs.push(y.narrow(1, t, 1)); //        keep the new token's row
         }
         Tensor::concat(&outputs, 1)
@@ -95,7 +95,7 @@ pub struct TinyLmConfig {
     /// The number of token ids.
     pub vocab: usize,
     /// The width of every token's vector.
-    pub d_model: usize,
+    pub num_hiddens: usize,
     /// The attention heads.
     pub num_heads: usize,
     /// The longest sequence the position table covers.
@@ -124,15 +124,15 @@ impl TinyLm {
         let embedding = |n| {
             Embedding::new(EmbeddingConfig {
                 num_embeddings: n,
-                embedding_dim: config.d_model,
+                embedding_dim: config.num_hiddens,
             })
         };
         TinyLm {
             tokens: embedding(config.vocab),
             positions: embedding(config.max_len),
-            attention: causal_layer(config.d_model, config.num_heads),
+            attention: causal_layer(config.num_hiddens, config.num_heads),
             head: Linear::new(LinearConfig {
-                in_features: config.d_model,
+                in_features: config.num_hiddens,
                 out_features: config.vocab,
                 ..Default::default()
             }),
@@ -140,7 +140,7 @@ impl TinyLm {
         }
     }
 
-    /// `h = tokens(ids) + positions(start..start + n)`: `[1, n, d_model]`.
+    /// `h = tokens(ids) + positions(start..start + n)`: `[1, n, num_hiddens]`.
     fn embed(&self, ids: &[usize], start: usize) -> Tensor {
         assert!(
             start + ids.len() <= self.max_len,
@@ -223,7 +223,7 @@ pub fn greedy_next(logits: &Tensor) -> usize {
 /// `Mask::causal()` its `forward(&x, &x, &x, …)` is the full causal computation.
 pub fn as_multi_head(layer: &CausalSelfAttention) -> MultiHeadAttention {
     let config = MultiHeadAttentionConfig {
-        num_hiddens: layer.d_model(),
+        num_hiddens: layer.num_hiddens(),
         num_heads: layer.num_heads(),
         bias: true, // CausalSelfAttention's projections have biases
         ..Default::default()

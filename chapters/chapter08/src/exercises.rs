@@ -29,9 +29,9 @@ pub fn max_cached_tokens(
     todo!("exercise 1: divide the budget by the bytes one token takes (keys and values)")
 }
 
-/// Exercise 2. Decodes `x: [B, T, d_model]` token by token with `layer.step`, keeping at
+/// Exercise 2. Decodes `x: [B, T, num_hiddens]` token by token with `layer.step`, keeping at
 /// most `window` tokens in `cache`: each token attends to itself and the `window − 1`
-/// tokens before it. Returns the outputs `[B, T, d_model]`; afterwards the cache holds the
+/// tokens before it. Returns the outputs `[B, T, num_hiddens]`; afterwards the cache holds the
 /// last `min(window, T)` tokens.
 pub fn sliding_window_decode(
     layer: &CausalSelfAttention,

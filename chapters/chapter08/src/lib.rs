@@ -38,7 +38,7 @@ pub use decoding::{
 };
 pub use pitfalls::{decode_past_the_capacity, error_of_new_tokens, panic_message, two_sequences};
 pub use speed::{
-    SAMPLE_CHART_TITLE, SAMPLE_SPEED, SPEED_D_MODEL, SPEED_HEADS, SPEED_POSITIONS, SpeedRow,
+    SAMPLE_CHART_TITLE, SAMPLE_SPEED, SPEED_HEADS, SPEED_NUM_HIDDENS, SPEED_POSITIONS, SpeedRow,
     SpeedRun, sample_run, sample_speed_chart, speed_chart,
 };
 pub use validity::{change_the_future, weights_heatmap, weights_two_ways};
@@ -60,7 +60,7 @@ pub mod exercises;
 pub const TOLERANCE: f32 = 1e-5;
 
 /// The layer and the sequence of the causality demonstration and the weights heatmap:
-/// `d_model = 8`, 2 heads, one sequence of 6 tokens (seed 8).
+/// `num_hiddens = 8`, 2 heads, one sequence of 6 tokens (seed 8).
 pub fn heatmap_example() -> (CausalSelfAttention, Tensor) {
     manual_seed(8);
     let layer = causal_layer(8, 2);
@@ -83,7 +83,7 @@ pub fn tiny_lm() -> TinyLm {
     manual_seed(80);
     TinyLm::new(TinyLmConfig {
         vocab: 16,
-        d_model: 16,
+        num_hiddens: 16,
         num_heads: 2,
         max_len: 32,
     })
@@ -115,7 +115,7 @@ pub fn tour() -> String {
 
     // ANCHOR: tour_api
     manual_seed(1);
-    let layer = causal_layer(8, 2); // d_model = 8, H = 2, so d_head = 4
+    let layer = causal_layer(8, 2); // num_hiddens = 8, H = 2, so d_head = 4
     let x = Tensor::randn([2, 5, 8]); // B = 2 sequences of T = 5 tokens
     let mut cache = KvCache::new(4);
     line(format!(
@@ -163,9 +163,9 @@ pub fn tour() -> String {
     // ANCHOR_END: tour_api
 
     // ANCHOR: tour_work
-    let d = SPEED_D_MODEL;
+    let d = SPEED_NUM_HIDDENS;
     line(format!(
-        "multiply-adds for the token at position t, d_model = {d}:"
+        "multiply-adds for the token at position t, num_hiddens = {d}:"
     ));
     line(format!(
         "{:>5} {:>12} {:>14} {:>6}",

@@ -41,7 +41,7 @@ pub fn error_of_new_tokens(q: &Tensor, k: &Tensor, v: &Tensor, n: usize, mask: &
 // ANCHOR_END: new_tokens_against_the_cache
 
 // ANCHOR: growth
-/// Decodes `x: [B, T, d_model]` token by token with a cache that starts with room for
+/// Decodes `x: [B, T, num_hiddens]` token by token with a cache that starts with room for
 /// `initial_capacity` tokens; returns the outputs and the capacity after each token.
 pub fn decode_past_the_capacity(
     layer: &CausalSelfAttention,

@@ -27,9 +27,9 @@ pub fn max_cached_tokens(
 // ANCHOR_END: max_cached_tokens
 
 // ANCHOR: sliding_window_decode
-/// Exercise 2. Decodes `x: [B, T, d_model]` token by token with `layer.step`, keeping at
+/// Exercise 2. Decodes `x: [B, T, num_hiddens]` token by token with `layer.step`, keeping at
 /// most `window` tokens in `cache`: each token attends to itself and the `window − 1`
-/// tokens before it. Returns the outputs `[B, T, d_model]`; afterwards the cache holds the
+/// tokens before it. Returns the outputs `[B, T, num_hiddens]`; afterwards the cache holds the
 /// last `min(window, T)` tokens.
 ///
 /// `KvCache` only appends, so the window slides by copying: when the cache is full, read

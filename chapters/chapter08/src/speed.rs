@@ -4,7 +4,7 @@
 //! (`cargo run --release -p chapter08 --example speed`).
 
 /// The width of the layer the `speed` example times.
-pub const SPEED_D_MODEL: usize = 64;
+pub const SPEED_NUM_HIDDENS: usize = 64;
 /// The heads of the layer the `speed` example times.
 pub const SPEED_HEADS: usize = 4;
 /// The positions `t` at which the `speed` example times one new token.
@@ -88,7 +88,7 @@ impl SpeedRun {
         out.push_str("#   cargo run --release -p chapter08 --example speed -- --record\n");
         out.push_str(&format!("# machine: {}\n", self.machine));
         out.push_str(&format!(
-            "# layer: CausalSelfAttention, d_model {SPEED_D_MODEL}, {SPEED_HEADS} heads, batch 1, no gradient\n"
+            "# layer: CausalSelfAttention, num_hiddens {SPEED_NUM_HIDDENS}, {SPEED_HEADS} heads, batch 1, no gradient\n"
         ));
         out.push_str(
             "# t: the position of the new token; tokens/s: 1 / the median time to produce it\n",

@@ -7,8 +7,8 @@ use attention::prelude::*;
 use crate::decoding::max_abs_diff;
 
 // ANCHOR: change_the_future
-/// Runs `layer` on `x: [B, T, d_model]`, and again on a copy whose tokens `from..T` are
-/// replaced by `replacement: [B, T − from, d_model]`. Returns the largest change of the
+/// Runs `layer` on `x: [B, T, num_hiddens]`, and again on a copy whose tokens `from..T` are
+/// replaced by `replacement: [B, T − from, num_hiddens]`. Returns the largest change of the
 /// outputs at the positions before `from`, and at `from` and after.
 ///
 /// Causal attention promises that the first number is zero: the output at position `t`
@@ -39,7 +39,7 @@ pub fn change_the_future(
 }
 // ANCHOR_END: change_the_future
 
-/// Head 0's attention weights for `x: [1, T, d_model]`, computed two ways, each as a
+/// Head 0's attention weights for `x: [1, T, num_hiddens]`, computed two ways, each as a
 /// `T × T` matrix (row = query position, column = key position), row-major:
 /// - by `forward` over the whole sequence (zeros above the diagonal: computed, then
 ///   masked);

@@ -285,7 +285,7 @@ fn parameters_have_pytorch_style_names() {
         .collect();
     for name in [
         "encoder.embedding.weight",
-        "encoder.rnn.cell.weight_ih",
+        "encoder.rnn.weight_ih_l0",
         "decoder.attention.W_q.weight",
         "decoder.attention.W_k.weight",
         "decoder.attention.w_v.weight",

@@ -2,7 +2,7 @@
 //! sequence).
 
 use super::init;
-use super::module::{Module, parameter, prefixed};
+use super::module::{Module, parameter};
 use crate::check;
 use crate::tensor::Tensor;
 
@@ -197,9 +197,26 @@ impl Module for GruCell {
 /// A single-layer GRU run over a batch-first sequence, like
 /// `torch.nn.GRU(input_size, hidden_size, batch_first=True)`.
 ///
-/// It is one [`GruCell`] applied at every time step; its parameters are named
-/// `"cell.weight_ih"` and so on (PyTorch's `nn.GRU` calls the same tensors
-/// `"weight_ih_l0"`).
+/// It is one [`GruCell`] applied at every time step. Its parameters have `nn.GRU`'s names
+/// for layer 0, `weight_ih_l0`, `weight_hh_l0`, `bias_ih_l0`, `bias_hh_l0` (the cell's
+/// `weight_ih`… with `_l0` appended), so an `nn.GRU(I, H, batch_first=True)` state dict
+/// loads as it is:
+///
+/// ```
+/// use engine::nn::{Gru, GruConfig, Module, StateDict};
+/// use engine::Tensor;
+///
+/// let gru = Gru::new(GruConfig { input_size: 3, hidden_size: 4 });
+/// let names: Vec<String> = gru.named_parameters().into_iter().map(|(n, _)| n).collect();
+/// assert_eq!(names, ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]);
+/// let pytorch = StateDict::from([
+///     ("weight_ih_l0", Tensor::zeros([12, 3])),
+///     ("weight_hh_l0", Tensor::zeros([12, 4])),
+///     ("bias_ih_l0", Tensor::zeros([12])),
+///     ("bias_hh_l0", Tensor::zeros([12])),
+/// ]);
+/// gru.load_state_dict(&pytorch).unwrap();
+/// ```
 ///
 /// ```
 /// use engine::nn::{Gru, GruConfig};
@@ -274,7 +291,12 @@ impl Gru {
 }
 
 impl Module for Gru {
+    /// The cell's parameters under `nn.GRU`'s names: `weight_ih_l0` and so on.
     fn list_parameters(&self) -> Vec<(String, Tensor)> {
-        prefixed("cell", &self.cell)
+        self.cell
+            .list_parameters()
+            .into_iter()
+            .map(|(name, t)| (format!("{name}_l0"), t))
+            .collect()
     }
 }

@@ -8,8 +8,11 @@
 //!
 //! One pattern builds every layer: `Layer::new(LayerConfig { … })`, the settings named as
 //! in PyTorch, with PyTorch's defaults (sizes have none and must be set). To give a layer
-//! chosen weights, build it and [`load_state_dict`](Module::load_state_dict); the basic
-//! layers also have `from_weights`, which *shares* the given tensors (weight tying).
+//! chosen weights, build it and [`load_state_dict`](Module::load_state_dict), which
+//! *copies* the values in, as PyTorch does: a module owns its parameters, and the state's
+//! tensors are never shared or changed (a `from_state_dict` constructor built on
+//! [`StateReader`] copies the same way). The basic layers also have
+//! `from_weights`, which *shares* the given tensors, for weight tying.
 //!
 //! ```
 //! use engine::nn::{Linear, LinearConfig, Module};

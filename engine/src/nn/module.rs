@@ -175,7 +175,7 @@ pub trait Module {
 }
 
 /// The listed parameters of `child`, each name prefixed by `prefix` and a dot, the way a
-/// container names its children's parameters (`"cell.weight_ih"`).
+/// container names its children's parameters (`"rnn.weight_ih_l0"`, `"proj.weight"`).
 ///
 /// ```
 /// use engine::nn::{LayerNorm, LayerNormConfig, prefixed};

@@ -6,7 +6,12 @@ use crate::tensor::Tensor;
 
 /// Parameter values by name, in a fixed order: what [`Module::state_dict`] returns and
 /// [`Module::load_state_dict`] takes (and what a checkpoint stores). Names follow PyTorch's
-/// `state_dict()` keys, so weights move between the two by name.
+/// `state_dict()` keys, so weights move between the two by name. Loading a state copies
+/// its values into the module, which never shares or changes the state's tensors.
+///
+/// Editing a checkpoint's state before loading it: [`remove`](StateDict::remove),
+/// [`rename`](StateDict::rename), and [`with_prefix`](StateDict::with_prefix) for one part
+/// of a model.
 ///
 /// [`Module::state_dict`]: super::Module::state_dict
 /// [`Module::load_state_dict`]: super::Module::load_state_dict
@@ -63,6 +68,96 @@ impl StateDict {
     /// True when there is no entry.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Takes the entry `name` out and returns its tensor, or `None` when there is no such
+    /// entry; the other entries keep their order. Python's `state.pop(name, None)`.
+    ///
+    /// ```
+    /// use engine::nn::StateDict;
+    /// use engine::Tensor;
+    ///
+    /// let mut state = StateDict::from([
+    ///     ("proj.weight", Tensor::ones([2, 2])),
+    ///     ("proj.bias", Tensor::zeros([2])),
+    ///     ("step", Tensor::scalar(7.0)),
+    /// ]);
+    /// assert_eq!(state.remove("step").unwrap().item(), 7.0);
+    /// assert!(state.remove("step").is_none());
+    /// assert_eq!(state.names().collect::<Vec<_>>(), ["proj.weight", "proj.bias"]);
+    /// ```
+    pub fn remove(&mut self, name: &str) -> Option<Tensor> {
+        let i = self.entries.iter().position(|(n, _)| n == name)?;
+        Some(self.entries.remove(i).1)
+    }
+
+    /// Renames the entry `from` to `to`, keeping its place in the order, and returns
+    /// `true`; returns `false` and changes nothing when there is no entry `from`. An
+    /// entry already named `to` is replaced (dropped), as Python's
+    /// `state[to] = state.pop(from)` replaces it. Renaming an entry to its own name keeps
+    /// it.
+    ///
+    /// ```
+    /// use engine::nn::StateDict;
+    /// use engine::Tensor;
+    ///
+    /// // A GRU checkpoint written with the old `cell.` names, renamed to nn.GRU's.
+    /// let mut state = StateDict::from([
+    ///     ("rnn.cell.weight_ih", Tensor::ones([6, 3])),
+    ///     ("rnn.cell.bias_ih", Tensor::zeros([6])),
+    /// ]);
+    /// assert!(state.rename("rnn.cell.weight_ih", "rnn.weight_ih_l0"));
+    /// assert!(!state.rename("rnn.cell.weight_hh", "rnn.weight_hh_l0")); // not there
+    /// assert_eq!(state.names().collect::<Vec<_>>(), ["rnn.weight_ih_l0", "rnn.cell.bias_ih"]);
+    /// ```
+    pub fn rename(&mut self, from: &str, to: impl Into<String>) -> bool {
+        let to = to.into();
+        let Some(i) = self.entries.iter().position(|(n, _)| n == from) else {
+            return false;
+        };
+        if from != to {
+            let replaced = self.entries.iter().position(|(n, _)| *n == to);
+            self.entries[i].0 = to;
+            if let Some(j) = replaced {
+                self.entries.remove(j);
+            }
+        }
+        true
+    }
+
+    /// The entries whose names start with `prefix`, with `prefix` cut off, in their order:
+    /// the state of one part of a model (PyTorch users write
+    /// `{k.removeprefix(p): v for k, v in state.items() if k.startswith(p)}`).
+    ///
+    /// The match is on the plain string, so give the separator too: `"encoder."` selects
+    /// `"encoder.rnn.weight_ih_l0"` as `"rnn.weight_ih_l0"` but not `"encoder2.weight"`,
+    /// which `"encoder"` would select as `"2.weight"`. A name equal to `prefix` would
+    /// become the empty name and is left out. `self` is not changed, and the result holds
+    /// the same tensor handles (loading a state copies the values anyway).
+    ///
+    /// ```
+    /// use engine::nn::StateDict;
+    /// use engine::Tensor;
+    ///
+    /// let state = StateDict::from([
+    ///     ("model.encoder.embedding.weight", Tensor::zeros([5, 2])),
+    ///     ("model.decoder.dense.weight", Tensor::zeros([3, 2])),
+    ///     ("model.encoder.rnn.weight_ih_l0", Tensor::zeros([6, 2])),
+    ///     ("model.encoder2.weight", Tensor::zeros([1])),
+    /// ]);
+    /// let encoder = state.with_prefix("model.encoder.");
+    /// assert_eq!(encoder.names().collect::<Vec<_>>(), ["embedding.weight", "rnn.weight_ih_l0"]);
+    /// assert_eq!(state.len(), 4);
+    /// ```
+    pub fn with_prefix(&self, prefix: &str) -> StateDict {
+        self.entries
+            .iter()
+            .filter_map(|(n, t)| {
+                n.strip_prefix(prefix)
+                    .filter(|rest| !rest.is_empty())
+                    .map(|rest| (rest.to_string(), t.clone()))
+            })
+            .collect()
     }
 }
 
@@ -123,9 +218,16 @@ impl std::error::Error for LoadError {}
 
 /// Builds a module out of a [`StateDict`]'s tensors: each call takes one named tensor and
 /// checks its shape, every problem is collected, and [`finish`](StateReader::finish)
-/// reports them all (and any name nobody took). The tensors taken become the module's
-/// parameters *as they are* (shared, not copied), which is what `from_state_dict`
-/// constructors need so that gradients reach the caller's tensors.
+/// reports them all (and any name nobody took). This is what the `from_state_dict`
+/// constructors use.
+///
+/// **Loading copies.** As in PyTorch, a module owns its parameters: every tensor taken is
+/// a *copy* of the state's values, a fresh leaf that requires a gradient, whatever the
+/// state held (plain tensors, as [`Module::state_dict`](super::Module::state_dict) and
+/// checkpoints give, or tensors that require gradients). Training the module never
+/// changes the state's tensors, and their gradients stay theirs. (To make two layers share
+/// one tensor on purpose, weight tying, the layers' `from_weights` constructors take the
+/// tensor itself.)
 ///
 /// ```
 /// use engine::nn::{LinearConfig, StateDict, StateReader};
@@ -136,6 +238,8 @@ impl std::error::Error for LoadError {}
 /// let proj = reader.linear("proj", LinearConfig { in_features: 3, out_features: 2, bias: false });
 /// reader.finish().unwrap();
 /// assert_eq!(proj.weight().shape(), &[2, 3]);
+/// assert!(proj.weight().requires_grad()); // a parameter, although the state's tensor is plain
+/// assert!(!proj.weight().same(state.get("proj.weight").unwrap())); // a copy
 ///
 /// let mut reader = StateReader::new(&state);
 /// reader.linear("proj", LinearConfig { in_features: 4, out_features: 2, bias: true });
@@ -160,13 +264,20 @@ impl<'a> StateReader<'a> {
         }
     }
 
-    /// The tensor named `name`, which must have `shape`. When it is missing or has another
-    /// shape the problem is recorded and zeros of `shape` stand in (never returned to the
-    /// caller of `from_state_dict`, since `finish` then fails).
+    /// True when the state holds an entry `name` (taken or not): how a module that
+    /// accepts two layouts of its parameters tells which one it was given.
+    pub fn contains(&self, name: &str) -> bool {
+        self.state.get(name).is_some()
+    }
+
+    /// A copy of the tensor named `name`, which must have `shape`: a fresh leaf that
+    /// requires a gradient (see the type's documentation). When it is missing or has
+    /// another shape the problem is recorded and zeros of `shape` stand in (never returned
+    /// to the caller of `from_state_dict`, since `finish` then fails).
     pub fn tensor(&mut self, name: &str, shape: &[usize]) -> Tensor {
         self.taken.push(name.to_string());
         match self.state.get(name) {
-            Some(t) if t.shape() == shape => t.clone(),
+            Some(t) if t.shape() == shape => Tensor::from_vec(t.to_vec(), shape).requires_grad_(),
             Some(t) => {
                 self.error
                     .mismatched
