@@ -280,11 +280,10 @@ fn part_keep(module: &str, part: &Part, scores: &[usize]) -> Tensor {
                     k - q
                 }
             };
-            let rows = Tensor::arange(q).reshape([q, 1]) + offset as f32;
-            let cols = Tensor::arange(k).reshape([1, k]);
+            // Query i may see key j ≤ i + offset: the lower triangle from diagonal `offset`.
             let mut shape = vec![1; rank - 2];
             shape.extend([q, k]);
-            cols.le(&rows).reshape(shape)
+            Tensor::ones(shape).tril(offset as i64)
         }
     }
 }

@@ -305,14 +305,6 @@ impl Checkpoint {
         Ok(())
     }
 
-    /// The tensors stored under `prefix`, with the prefix removed.
-    fn under(&self, prefix: &str) -> StateDict {
-        self.tensors
-            .iter()
-            .filter_map(|(n, t)| n.strip_prefix(prefix).map(|n| (n.to_string(), t.clone())))
-            .collect()
-    }
-
     /// The model's sizes, from the stored config.
     pub fn model_config(&self) -> Seq2SeqConfig {
         self.info.config.model()
@@ -327,7 +319,7 @@ impl Checkpoint {
         model: &Seq2Seq<A>,
     ) -> Result<(), CheckpointError> {
         model
-            .load_state_dict(&self.under("model."))
+            .load_state_dict(&self.tensors.with_prefix("model."))
             .map_err(|e| self.does_not_fit(e, "model."))
     }
 
