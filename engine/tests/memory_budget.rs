@@ -31,16 +31,18 @@ impl Drop for TightBudget {
     }
 }
 
-/// Runs `op` under a tight budget and returns the panic message, checking it was raised at
-/// `line` of this file.
+/// Runs `op` under a tight budget and returns the panic message, checking it was raised in
+/// this file at `line` or just below it (where a formatted macro call puts its arguments),
+/// not inside the engine.
 #[track_caller]
 fn refused(line: u32, op: impl FnOnce() -> Tensor) -> String {
     let _budget = TightBudget::new();
     let raised = panic_at(|| drop(op()));
-    assert_eq!(
-        (raised.file.as_str(), raised.line),
-        (file!(), line),
-        "reported at the wrong place: {}",
+    assert!(
+        raised.file == file!() && (line..=line + 4).contains(&raised.line),
+        "reported at {}:{}, not at the caller's line {line}: {}",
+        raised.file,
+        raised.line,
         raised.message
     );
     raised.message
