@@ -20,7 +20,9 @@
 //! 2. The ops, PyTorch's names: arithmetic with broadcasting ([`shape::broadcast_shapes`]
 //!    states the rule), [`Tensor::matmul`], reductions ([`Tensor::sum_dim`],
 //!    [`Tensor::sum_dim_keepdim`]), [`Tensor::softmax`], reshaping ([`Tensor::reshape`],
-//!    [`Tensor::transpose`]).
+//!    [`Tensor::transpose`]); then PyTorch's other staples as you need them: selection
+//!    ([`Tensor::argmax`], [`Tensor::topk`], [`Tensor::gather`]), [`Tensor::clamp`],
+//!    [`Tensor::cumsum`], [`Tensor::tril`], [`Tensor::logsumexp`], [`Tensor::mse_loss`].
 //! 3. Autograd: [`Tensor::requires_grad_`], [`Tensor::backward`], [`Tensor::grad`] (and why
 //!    it can be empty: [`NoGrad`]), [`no_grad`]; then [`gradcheck`], which checks any
 //!    derivative against finite differences.
