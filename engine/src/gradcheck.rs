@@ -197,6 +197,12 @@ pub fn gradcheck_with(
             let numeric =
                 ((loss_with(i, plus) - loss_with(i, minus)) / (2.0 * f64::from(opts.eps))) as f32;
             let excess = (analytic[j] - numeric).abs() / (opts.atol + opts.rtol * numeric.abs());
+            // A NaN on either side checks nothing: it is as far off as it gets.
+            let excess = if excess.is_nan() {
+                f32::INFINITY
+            } else {
+                excess
+            };
             if excess > 1.0 && worst.as_ref().is_none_or(|(e, _)| excess > *e) {
                 worst = Some((
                     excess,
@@ -322,6 +328,38 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "gradcheck: the function is not deterministic: called twice on the same inputs, output element 0 was 1.5, then 3; finite differences would measure the change between calls, not the derivative. hint: fix the randomness for the check (dropout with training = false or p = 0, a fixed mask, or engine::manual_seed at the start of the function)"
+        );
+    }
+
+    #[test]
+    fn a_nan_on_one_call_only_is_not_deterministic_and_on_both_calls_it_is() {
+        let calls = std::cell::Cell::new(0);
+        let x = Tensor::from_vec(vec![1.5, -2.0], [2]);
+        // NaN in element 1 on the first call, a number on the second.
+        let flaky = |t: &[Tensor]| {
+            calls.set(calls.get() + 1);
+            let fill = if calls.get() == 1 { f32::NAN } else { 0.0 };
+            let keep = Tensor::from_vec(vec![1.0, 0.0], [2]);
+            keep.where_cond(&t[0], &Tensor::scalar(fill))
+        };
+        let err = gradcheck(flaky, std::slice::from_ref(&x)).unwrap_err();
+        let GradcheckError::NotDeterministic {
+            index,
+            first,
+            second,
+        } = err
+        else {
+            panic!("expected NotDeterministic, found {err:?}");
+        };
+        assert_eq!(index, 1);
+        assert!(first.is_nan() && second == 0.0);
+        // The same NaN on every call is deterministic: it is not reported as such, but as
+        // a mismatch, since a NaN derivative checks nothing.
+        let always_nan = |t: &[Tensor]| &t[0] * f32::NAN;
+        let err = gradcheck(always_nan, &[x]).unwrap_err();
+        assert!(
+            matches!(err, GradcheckError::Mismatch(_)),
+            "expected a Mismatch, found {err:?}"
         );
     }
 
