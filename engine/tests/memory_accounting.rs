@@ -74,3 +74,71 @@ fn a_buffer_freed_on_another_thread_is_credited_to_its_own_thread() {
     std::thread::spawn(move || drop(t)).join().unwrap();
     assert_eq!(memory::live_bytes(), before);
 }
+
+#[test]
+fn a_reservation_counts_what_it_holds_as_it_grows_shrinks_and_drops() {
+    use engine::memory::Reservation;
+    let before = memory::live_bytes();
+    memory::reset_peak();
+    let mut held = Reservation::new();
+    assert_eq!((held.values(), memory::live_bytes()), (0, before));
+    held.resize("test", 100, String::new);
+    assert_eq!(held.values(), 100);
+    assert_eq!(memory::live_bytes() - before, 400);
+    held.resize("test", 250, String::new);
+    assert_eq!(memory::live_bytes() - before, 1000);
+    assert_eq!(memory::peak_bytes() - before, 1000);
+    held.resize("test", 30, String::new);
+    assert_eq!(held.values(), 30);
+    assert_eq!(memory::live_bytes() - before, 120);
+    assert_eq!(memory::peak_bytes() - before, 1000, "the peak remembers");
+    assert_eq!(format!("{held:?}"), "Reservation(120 bytes)");
+    drop(held);
+    assert_eq!(memory::live_bytes(), before);
+}
+
+#[test]
+fn a_reservation_grown_on_another_thread_moves_its_bytes_there() {
+    use engine::memory::Reservation;
+    let before = memory::live_bytes();
+    let mut held = Reservation::new();
+    held.resize("test", 100, String::new);
+    let held = std::thread::spawn(move || {
+        let there = memory::live_bytes();
+        held.resize("test", 150, String::new);
+        // All 150 values now belong to this thread, and are credited back to it.
+        assert_eq!(memory::live_bytes() - there, 600);
+        held
+    })
+    .join()
+    .unwrap();
+    assert_eq!(
+        memory::live_bytes(),
+        before,
+        "this thread's 400 bytes went with it"
+    );
+    drop(held);
+    assert_eq!(memory::live_bytes(), before);
+}
+
+#[test]
+fn a_reservation_refused_by_the_budget_is_unchanged() {
+    use engine::memory::Reservation;
+    let mut held = Reservation::new();
+    held.resize("test", 10, String::new);
+    let live = memory::live_bytes();
+    memory::set_budget(Some(live + 40));
+    held.resize("test", 20, String::new); // exactly 40 bytes more: fits
+    let refused = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        held.resize("my_cache", 21, || "one value too many".into())
+    }));
+    memory::set_budget(None);
+    let payload = refused.expect_err("over the budget");
+    let message = payload.downcast_ref::<String>().unwrap();
+    assert!(
+        message.starts_with("my_cache: one value too many needs 4 bytes (1 values of 4 bytes)"),
+        "{message}"
+    );
+    assert_eq!(held.values(), 20);
+    assert_eq!(memory::live_bytes(), live + 40);
+}
