@@ -241,3 +241,21 @@ fn within_the_budget_the_same_ops_run() {
     memory::set_budget(None);
     assert_eq!(ok.expect("fits"), (vec![16, 32], vec![16, 4]));
 }
+
+#[test]
+fn a_refusal_in_a_unary_derivative_names_the_op_it_differentiates() {
+    let a = x().requires_grad_();
+    let loss = a.relu().sum();
+    // Room for the sum's gradient ([16, 32], broadcast back) but not for relu's step
+    // function beside it.
+    memory::set_budget(Some(memory::live_bytes() + 512 * 4 + HEADROOM));
+    let raised = panic_at(|| loss.backward());
+    memory::set_budget(None);
+    assert!(
+        raised
+            .message
+            .contains(": the derivative of `relu` (input shapes [16, 32]) failed\n  relu: the result [16, 32] needs "),
+        "{}",
+        raised.message
+    );
+}

@@ -1138,3 +1138,20 @@ fn dropout_new_rejects_a_probability_above_one() {
 fn kaiming_init_rejects_a_one_dimensional_shape() {
     init::kaiming_uniform([5], 0.0, FanMode::FanIn);
 }
+
+#[test]
+fn a_transposed_weight_is_a_mismatch_even_with_the_same_number_of_values() {
+    // nn.Linear stores its weight [out, in]; a weight saved as [in, out] holds as many
+    // values and must still be refused, not read in the wrong layout.
+    let mut state = StateDict::new();
+    state.insert("weight", Tensor::zeros([3, 2]));
+    let mut reader = StateReader::new(&state);
+    let weight = reader.tensor("weight", &[2, 3]);
+    assert_eq!(weight.shape(), &[2, 3]);
+    let err = reader.finish().unwrap_err();
+    assert_eq!(
+        err.mismatched,
+        vec![("weight".to_string(), vec![2, 3], vec![3, 2])]
+    );
+    assert!(err.missing.is_empty() && err.unexpected.is_empty());
+}
