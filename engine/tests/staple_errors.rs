@@ -79,6 +79,17 @@ fn gather_refuses_a_rank_mismatch_a_larger_index_and_a_position_out_of_range() {
 }
 
 #[test]
+fn max_min_and_logsumexp_refuse_an_empty_tensor_or_dimension() {
+    let empty = Tensor::zeros([2, 0]);
+    refused_with!(empty.max(), "max: the tensor is empty");
+    refused_with!(empty.min(), "min: the tensor is empty");
+    refused_with!(
+        empty.logsumexp(1),
+        "logsumexp: dimension 1 of shape [2, 0] is empty"
+    );
+}
+
+#[test]
 fn flatten_refuses_a_start_after_the_end() {
     refused_with!(
         Tensor::zeros([2, 3, 4]).flatten(2, 1),
@@ -110,6 +121,8 @@ fn the_staples_on_edge_values_follow_pytorch() {
     assert_eq!(x.argmin(0).item(), 1.0);
     assert!(x.max().item().is_nan() && x.min().item().is_nan());
     assert!(x.maximum(&Tensor::scalar(0.0)).to_vec()[1].is_nan());
+    assert!(x.minimum(&Tensor::scalar(5.0)).to_vec()[1].is_nan());
+    assert!(Tensor::scalar(5.0).minimum(&x).to_vec()[1].is_nan());
     assert!(x.clamp(0.0, 2.0).to_vec()[1].is_nan());
     // logsumexp of a line of -inf is -inf, not NaN; cumsum of a scalar is itself.
     let minus_inf = Tensor::full([2], f32::NEG_INFINITY);

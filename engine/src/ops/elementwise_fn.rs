@@ -109,7 +109,7 @@ impl UnaryFn {
                 } else if x < 0.0 {
                     -1.0
                 } else {
-                    x * 0.0 // 0 at ±0, NaN at NaN
+                    x // ±0 at ±0, NaN at NaN
                 }
             }
             // Comparisons rather than `f32::max`/`min`, which would turn a NaN into a bound.
