@@ -26,6 +26,25 @@ fn default_options_are_the_plain_call() {
 }
 
 #[test]
+fn a_dropout_p_of_zero_draws_no_random_numbers() {
+    // p = 0 is no dropout at all: the generator is left where it was, so the numbers drawn
+    // after the call are the ones drawn without it.
+    let (q, k, v) = qkv(66);
+    manual_seed(7);
+    let options = SdpaOptions {
+        dropout_p: 0.0,
+        ..Default::default()
+    };
+    let (out, _) = scaled_dot_product_attention_with(&q, &k, &v, &options);
+    let after_the_call = Tensor::randn([4]).to_vec();
+    manual_seed(7);
+    let untouched = Tensor::randn([4]).to_vec();
+    assert_eq!(after_the_call, untouched);
+    let (plain, _) = scaled_dot_product_attention(&q, &k, &v, &Mask::none());
+    assert_eq!(out.to_vec(), plain.to_vec());
+}
+
+#[test]
 fn the_mask_option_is_the_plain_calls_mask() {
     let (q, k, v) = qkv(61);
     let lens = Mask::valid_lens(&Tensor::from_vec(vec![2.0, 4.0], [2]));
