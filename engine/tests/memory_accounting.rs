@@ -146,5 +146,9 @@ fn a_reservation_refused_by_the_budget_is_unchanged() {
     held.resize("test", 20, String::new);
     held.resize("test", 5, String::new);
     memory::set_budget(None);
-    assert_eq!(memory::live_bytes() + 20, live, "5 values where 10 were counted");
+    assert_eq!(
+        memory::live_bytes() + 20,
+        live,
+        "5 values where 10 were counted"
+    );
 }

@@ -693,6 +693,29 @@ fn a_config_no_run_can_be_built_from_is_refused_when_read() {
 }
 
 #[test]
+fn a_config_whose_two_sets_use_every_number_is_valid_and_one_more_is_not() {
+    // split() accepts train + held_out == max_number (every number used once), so the
+    // check on reading a checkpoint must too.
+    let exact = TrainConfig {
+        max_number: 100,
+        train_size: 80,
+        held_out: 20,
+        ..TrainConfig::short()
+    };
+    assert_eq!(exact.validate(), Ok(()));
+    let split = chapter09::split(100, 80, 20, 1);
+    assert_eq!(split.train.len() + split.held_out.len(), 100);
+    let over = TrainConfig {
+        held_out: 21,
+        ..exact
+    };
+    assert_eq!(
+        over.validate(),
+        Err("train_size 80 and held_out 21 do not fit in 0..100 (max_number)".into())
+    );
+}
+
+#[test]
 fn weights_only_cannot_resume_and_a_missing_file_says_so() {
     let (dir, _, t) = saved();
     save_weights(&t, dir.path("w.safetensors")).unwrap();
