@@ -292,8 +292,11 @@ class AdditiveAttention(nn.Module):
         return torch.bmm(self.dropout(self.attention_weights), values)
 
 
-def module_case(name, module, inputs, mask, fill, forward, extra_config=None):
-    """Runs `forward(module) -> (output, weights, differentiable_weights)` and records it."""
+def run_forward(module, forward):
+    """Runs `forward(module) -> (output, weights, differentiable_weights)` and draws the
+    upstream gradients: the output's, and the weights' when they are part of the graph.
+    Returns the output, the weights, the tensors and upstreams to differentiate, and the
+    upstreams as recorded."""
     output, weights, weights_in_graph = forward(module)
     up_output = rand(*output.shape)
     outputs, upstreams = [output], [up_output]
@@ -303,6 +306,12 @@ def module_case(name, module, inputs, mask, fill, forward, extra_config=None):
         outputs.append(weights)
         upstreams.append(up_weights)
         upstream["weights"] = t(up_weights)
+    return output, weights, outputs, upstreams, upstream
+
+
+def module_case(name, module, inputs, mask, fill, forward, extra_config=None):
+    """Runs `forward(module) -> (output, weights, differentiable_weights)` and records it."""
+    output, weights, outputs, upstreams, upstream = run_forward(module, forward)
     params = dict(module.named_parameters())
     case = {
         "name": name,
@@ -827,15 +836,7 @@ class ArticleAdditiveAttention(nn.Module):
 def state_dict_case(name, module, inputs, forward, config, extra=None):
     """Runs `forward(module) -> (output, weights, differentiable_weights)` and records the
     module's `state_dict()` under its own names, with the gradients of the inputs."""
-    output, weights, weights_in_graph = forward(module)
-    up_output = rand(*output.shape)
-    outputs, upstreams = [output], [up_output]
-    upstream = {"output": t(up_output)}
-    if weights_in_graph:
-        up_weights = rand(*weights.shape)
-        outputs.append(weights)
-        upstreams.append(up_weights)
-        upstream["weights"] = t(up_weights)
+    output, weights, outputs, upstreams, upstream = run_forward(module, forward)
     return {
         "name": name,
         "config": config,
