@@ -22,18 +22,17 @@ use crate::tensor::Tensor;
 
 thread_local! {
     static ENABLED: Cell<bool> = const { Cell::new(false) };
-    /// Set while a derivative is being computed: the ops a derivative uses are reported
-    /// through [`check_backward`] under the name of the op being differentiated, not
-    /// under their own names.
-    static IN_DERIVATIVE: Cell<bool> = const { Cell::new(false) };
-    /// What `backward` is differentiating right now, for the messages of checks that fail
-    /// inside a derivative (a memory budget refusal): the forward op, its input shapes,
-    /// and the caller's `backward()` line.
-    static DERIVATIVE: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// While `backward` computes a derivative: the tensor whose op is being differentiated
+    /// and the caller's `backward()` line. The ops a derivative uses are then reported by
+    /// [`check_backward`] under the name of the op being differentiated, not under their
+    /// own names, and a check that fails inside it (a memory budget refusal) names that op.
+    /// The message is written only when one is needed: this costs one handle per op.
+    static DERIVATIVE: RefCell<Option<(Tensor, &'static Location<'static>)>> =
+        const { RefCell::new(None) };
 }
 
-/// Restores the previous derivative description when dropped, even on a panic.
-struct DerivativeGuard(Option<String>);
+/// Restores the previous derivative when dropped, even on a panic.
+struct DerivativeGuard(Option<(Tensor, &'static Location<'static>)>);
 
 impl Drop for DerivativeGuard {
     fn drop(&mut self) {
@@ -44,7 +43,20 @@ impl Drop for DerivativeGuard {
 /// While `backward` computes a derivative: `backward() called at …: the derivative of `op`
 /// (input shapes …)`, which `check::fail` puts before its message.
 pub(crate) fn current_derivative() -> Option<String> {
-    DERIVATIVE.with(|d| d.borrow().clone())
+    DERIVATIVE.with(|d| {
+        let current = d.borrow();
+        let (node, called_at) = current.as_ref()?;
+        let op = node.0.op.as_ref()?;
+        Some(format!(
+            "backward() called at {called_at}: the derivative of `{}` (input shapes {})",
+            op.name(),
+            shapes(&op.inputs())
+        ))
+    })
+}
+
+fn in_a_derivative() -> bool {
+    DERIVATIVE.with(|d| d.borrow().is_some())
 }
 
 /// Switches anomaly mode on or off for this thread.
@@ -75,22 +87,22 @@ fn shapes(inputs: &[&Tensor]) -> String {
     list.join(", ")
 }
 
-/// Runs the derivative `f` of `op`, silencing the forward checks of the ops it uses, and
-/// naming `op` (with `backward()`'s caller, `called_at`) in the message of any check that
-/// fails inside it.
-pub(crate) fn in_derivative<R>(op: &Op, called_at: &Location<'_>, f: impl FnOnce() -> R) -> R {
-    let description = format!(
-        "backward() called at {called_at}: the derivative of `{}` (input shapes {})",
-        op.name(),
-        shapes(&op.inputs())
-    );
-    let _restore = DerivativeGuard(DERIVATIVE.with(|d| d.borrow_mut().replace(description)));
-    with_flag(&IN_DERIVATIVE, true, f)
+/// Runs the derivative `f` of the op that made `node`, silencing the forward checks of the
+/// ops it uses, and naming that op (with `backward()`'s caller, `called_at`) in the message
+/// of any check that fails inside it.
+pub(crate) fn in_derivative<R>(
+    node: &Tensor,
+    called_at: &'static Location<'static>,
+    f: impl FnOnce() -> R,
+) -> R {
+    let previous = DERIVATIVE.with(|d| d.borrow_mut().replace((node.clone(), called_at)));
+    let _restore = DerivativeGuard(previous);
+    f()
 }
 
 #[track_caller]
 pub(crate) fn check_forward(op: &Op, output: &[f32]) {
-    if !is_enabled() || IN_DERIVATIVE.with(Cell::get) {
+    if !is_enabled() || in_a_derivative() {
         return;
     }
     if let Some((i, v)) = first_bad(output) {

@@ -124,7 +124,7 @@ fn run_backward(root: &Tensor, upstream: Tensor) {
             continue;
         };
         let inputs = op.inputs();
-        let computed = anomaly::in_derivative(op, called_at, || input_grads(op, &node, &grad));
+        let computed = anomaly::in_derivative(&node, called_at, || input_grads(op, &node, &grad));
         for (i, input_grad) in computed.into_iter().enumerate() {
             let Some(g) = input_grad else {
                 continue;
