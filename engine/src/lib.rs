@@ -80,6 +80,7 @@ mod cpu;
 mod display;
 pub mod grad_mode;
 pub mod gradcheck;
+pub mod kernels;
 pub mod memory;
 pub mod nn;
 mod op;
