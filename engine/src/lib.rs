@@ -30,8 +30,9 @@
 //!    [`nn::Module`] trait, and saving or loading weights by name ([`nn::StateDict`]).
 //! 5. [`optim`]: [`optim::Sgd`], [`optim::Adam`], gradient clipping.
 //! 6. The tools for when things go wrong: [`memory`] (bytes held, peak, a budget) and
-//!    [`anomaly`] (the first op that made a NaN); and [`threads`], the number of threads
-//!    of large element-wise kernels.
+//!    [`anomaly`] (the first op that made a NaN); [`threads`], the number of threads
+//!    of large element-wise kernels; and [`kernels`], which SIMD kernels compute (the same
+//!    bits on every CPU).
 //!
 //! `use engine::prelude::*` brings the names most programs need.
 //!

@@ -19,8 +19,8 @@ pub enum Rung {
     Simd,
     /// [`threaded`](crate::threaded): rung 4 on several threads.
     Threads,
-    /// [`engine::Tensor::matmul`]: the engine's own blocked kernel on CPUs with AVX-512,
-    /// the `matrixmultiply` crate's elsewhere.
+    /// [`engine::Tensor::matmul`]: the engine's own blocked kernel, on the kernel path of
+    /// the CPU (see [`engine::kernels`]).
     Engine,
 }
 

@@ -4,14 +4,15 @@
 //! - [`matmul_reference`]: the plain triple loop, in the cache-friendly `i → p → j` order.
 //!   It is the definition a reader can check by eye, and the tests hold the fast path to it.
 //! - the fast path, used by every op: `gemm::sgemm` (`cpu/gemm/`), which blocks the
-//!   matrices for the caches and keeps a tile of the result in SIMD registers. On CPUs with
-//!   AVX-512 it is the engine's own kernel (a 12 × 32 tile, threads from a pool that stays
-//!   awake between products); elsewhere it is the `matrixmultiply` crate's, with kernels for
-//!   AVX2 with FMA, SSE2 and NEON chosen at run time. Chapter 13 builds each of those steps
-//!   from scratch, one at a time.
+//!   matrices for the caches and keeps a tile of the result in SIMD registers (a 12 × 32
+//!   tile with AVX-512, 6 × 16 with AVX2, 4 × 16 in portable Rust; threads from a pool that
+//!   stays awake between products). Chapter 13 builds each of those steps from scratch, one
+//!   at a time. Its result has one definition, the same bits on every CPU (`gemm/mod.rs`
+//!   states it).
 //!
-//! The two differ only in the order in which products are summed, so results agree to
-//! float rounding (the tests compare them at 1e-5 relative).
+//! The two differ only in the order in which products are summed (and `sgemm` rounds each
+//! step once, with a fused multiply-add), so results agree to float rounding (the tests
+//! compare them at 1e-5 relative).
 //!
 //! Products with at most [`SMALL_M`] rows (a decoding step multiplies one token, or one
 //! token per sequence of a small batch) skip `sgemm`, whose packing of the right operand
@@ -29,6 +30,7 @@ use super::StridedOffsets;
 use super::gemm::{self, View};
 use super::lanes::dot;
 use super::strided::broadcast_strides;
+use crate::kernels::{self, KernelPath};
 use crate::spare;
 
 /// `out[m, n] += a[m, k] · b[k, n]` for one pair of row-major matrices, by the definition.
@@ -69,14 +71,34 @@ fn takes_small_kernel(m: usize, lhs: Lhs) -> bool {
 /// `out[m, n] = a[m, k] · b` for a few rows `m`, reading `b` in place: for `a · b` the
 /// definition's `i → p → j` loop (each row of the result is a sum of rows of `b`), for
 /// `a · bᵀ` one dot product per pair of rows, summed in 8 partial sums. Both loops
-/// vectorise; on x86-64 with AVX2 they are compiled a second time for its wider registers,
-/// with the same operations in the same order, so the same bits.
+/// vectorise; on the AVX2 and AVX-512 paths they are compiled again for those wider
+/// registers, with the same operations in the same order (a multiply, then an add: Rust
+/// never fuses them on its own), so the same bits.
 fn matmul_small(a: &[f32], b: &[f32], rhs: Rhs, out: &mut [f32], dims: (usize, usize, usize)) {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, checked on the line above.
-        return unsafe { matmul_small_avx2(a, b, rhs, out, dims) };
+    match kernels::active() {
+        // SAFETY: `active` names only paths the CPU supports.
+        #[cfg(target_arch = "x86_64")]
+        KernelPath::Avx512 => unsafe { matmul_small_avx512(a, b, rhs, out, dims) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        KernelPath::Avx2 => unsafe { matmul_small_avx2(a, b, rhs, out, dims) },
+        _ => matmul_small_portable(a, b, rhs, out, dims),
     }
+}
+
+/// [`matmul_small_portable`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn matmul_small_avx512(
+    a: &[f32],
+    b: &[f32],
+    rhs: Rhs,
+    out: &mut [f32],
+    dims: (usize, usize, usize),
+) {
     matmul_small_portable(a, b, rhs, out, dims)
 }
 

@@ -21,7 +21,6 @@ mod lanes;
 pub(crate) mod layout;
 pub(crate) mod matmul;
 pub(crate) mod parallel;
-#[cfg(target_arch = "x86_64")]
 mod pool;
 pub(crate) mod reduce;
 pub(crate) mod select;

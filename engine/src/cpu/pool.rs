@@ -58,8 +58,8 @@ struct Pool {
 }
 
 /// The number of threads a large product may use: `MATMUL_NUM_THREADS` if it is set (read
-/// once per process), else one per physical core, the rule of `matrixmultiply`, which reads
-/// the same variable where it computes the products.
+/// once per process), else one per physical core (hyper-threads share one core's
+/// arithmetic units, which a product keeps busy).
 pub(crate) fn product_threads() -> usize {
     static THREADS: OnceLock<usize> = OnceLock::new();
     *THREADS.get_or_init(|| threads_from(std::env::var("MATMUL_NUM_THREADS").ok().as_deref()))

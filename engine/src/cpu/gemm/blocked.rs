@@ -6,18 +6,21 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::super::pool::{self, Task};
-use super::{View, kernel, pack};
+use super::{MicroKernel, View, pack};
 
-/// Rows of a tile.
-pub(super) const MR: usize = 12;
-/// Columns of a tile.
-pub(super) const NR: usize = 32;
-/// Steps along `k` per packed block.
+/// Steps along `k` per packed block: part of the definition of the result (each block is
+/// summed on its own, then added to the element), so the same on every path.
 pub(super) const KC: usize = 256;
-/// Rows per packed block of `a` (a whole number of tiles).
+/// Rows per packed block of `a` (a whole number of tiles of every kernel: 12, 6 and 4
+/// rows).
 const MC: usize = 96;
-/// Columns per packed block of `b` (a whole number of tiles).
+/// Columns per packed block of `b` (a whole number of tiles of every kernel: 32 and 16
+/// columns).
 const NC: usize = 1024;
+
+/// The largest tile of any kernel, in values: a tile across the edge of the result is
+/// computed into a buffer of this size.
+const MAX_TILE: usize = 12 * 32;
 
 /// Rows of `b` packed at once: each thread packs up to `KB × NC` values (8 MiB) of `b`
 /// before it computes its first rows against them.
@@ -41,8 +44,7 @@ thread_local! {
     static WORKSPACES: RefCell<Vec<Workspace>> = const { RefCell::new(Vec::new()) };
 }
 
-/// `out = a · b` with the engine's own kernel on up to `threads` threads (the CPU must
-/// have AVX-512F).
+/// `out = a · b` with the micro-kernel `K` of `MR × NR` tiles on up to `threads` threads.
 ///
 /// The work goes in stretches of `b` (up to `KB` rows and `NC` columns) and, within one,
 /// in runs of `MC` rows of the result. Threads take runs one at a time until none is left,
@@ -51,7 +53,16 @@ thread_local! {
 /// threads share nothing that one of them writes, so no core waits for a cache line that
 /// another core holds. Stretches follow each other in order of `k`, so every element's sum
 /// is added in the same order whoever computes it.
-pub(super) fn sgemm(a: View, b: View, out: &mut [f32], threads: usize) {
+///
+/// # Safety
+/// The CPU must have the instructions of `K`'s path.
+pub(super) unsafe fn sgemm<K: MicroKernel<MR, NR>, const MR: usize, const NR: usize>(
+    a: View,
+    b: View,
+    out: &mut [f32],
+    threads: usize,
+) {
+    const { assert!(MC.is_multiple_of(MR) && NC.is_multiple_of(NR) && MR * NR <= MAX_TILE) };
     let (m, k, n) = (a.rows, a.cols, b.cols);
     if m == 0 || n == 0 {
         return;
@@ -89,10 +100,20 @@ pub(super) fn sgemm(a: View, b: View, out: &mut [f32], threads: usize) {
                         let run = slot.lock().expect("a run's lock is never poisoned").take();
                         let (i_lo, rows) = run.expect("each run is taken once");
                         if !packed {
-                            pack_b(b, stretch, &mut space.b);
+                            pack_b::<NR>(b, stretch, &mut space.b);
                             packed = true;
                         }
-                        multiply_stretch(a, &space.b, stretch, (i_lo, rows), &mut space.a);
+                        let (packed_b, a_space) = (&space.b, &mut space.a);
+                        // SAFETY: this function's contract.
+                        unsafe {
+                            multiply_stretch::<K, MR, NR>(
+                                a,
+                                packed_b,
+                                stretch,
+                                (i_lo, rows),
+                                a_space,
+                            )
+                        };
                     }
                 };
                 if threads == 1 {
@@ -122,60 +143,68 @@ struct Block {
 }
 
 impl Block {
-    /// Panels of `NR` columns across the block.
-    fn panels_across(self) -> usize {
-        self.columns.1.div_ceil(NR)
+    /// Panels of `nr` columns across the block.
+    fn panels_across(self, nr: usize) -> usize {
+        self.columns.1.div_ceil(nr)
     }
 
     /// The blocks of up to `KC` rows that make up this one, each with the offset of its
-    /// panels in the packed stretch.
-    fn kc_blocks(self) -> impl Iterator<Item = (Block, usize)> {
+    /// panels of `nr` columns in the packed stretch.
+    fn kc_blocks(self, nr: usize) -> impl Iterator<Item = (Block, usize)> {
         let (p0, depth) = self.depth;
         (p0..p0 + depth).step_by(KC).map(move |pc| {
             let block = Block {
                 depth: (pc, KC.min(p0 + depth - pc)),
                 ..self
             };
-            (block, (pc - p0) * self.panels_across() * NR)
+            (block, (pc - p0) * self.panels_across(nr) * nr)
         })
     }
 }
 
 /// Packs `stretch` of `b` into `packed`: for each of its blocks of `KC` rows, `⌈nc / NR⌉`
 /// panels of `NR` columns.
-fn pack_b(b: View, stretch: Block, packed: &mut Vec<f32>) {
+fn pack_b<const NR: usize>(b: View, stretch: Block, packed: &mut Vec<f32>) {
     let (jc, nc) = stretch.columns;
-    packed.resize(stretch.depth.1 * stretch.panels_across() * NR, 0.0);
-    for (block, offset) in stretch.kc_blocks() {
+    let across = stretch.panels_across(NR);
+    packed.resize(stretch.depth.1 * across * NR, 0.0);
+    for (block, offset) in stretch.kc_blocks(NR) {
         let kc = block.depth.1;
         let panels = packed[offset..].chunks_exact_mut(kc * NR);
-        for (q, panel) in panels.take(stretch.panels_across()).enumerate() {
+        for (q, panel) in panels.take(across).enumerate() {
             let j0 = jc + q * NR;
-            pack::pack_b(b, block.depth, (j0, NR.min(jc + nc - j0)), panel);
+            pack::pack_b::<NR>(b, block.depth, (j0, NR.min(jc + nc - j0)), panel);
         }
     }
 }
 
 /// Rows `i_lo..` of `a · b` over `stretch` into `out` (whole rows of the result,
 /// row-major), block by block of `KC` rows. `packed_b` is the stretch packed by [`pack_b`].
-fn multiply_stretch(
+///
+/// # Safety
+/// The CPU must have the instructions of `K`'s path.
+unsafe fn multiply_stretch<K: MicroKernel<MR, NR>, const MR: usize, const NR: usize>(
     a: View,
     packed_b: &[f32],
     stretch: Block,
     (i_lo, out): (usize, &mut [f32]),
     a_space: &mut Vec<f32>,
 ) {
-    let panels = stretch.panels_across() * NR;
-    for (block, offset) in stretch.kc_blocks() {
+    let panels = stretch.panels_across(NR) * NR;
+    for (block, offset) in stretch.kc_blocks(NR) {
         let packed = &packed_b[offset..offset + block.depth.1 * panels];
-        multiply_rows(a, packed, block, (i_lo, &mut *out), a_space);
+        // SAFETY: this function's contract.
+        unsafe { multiply_rows::<K, MR, NR>(a, packed, block, (i_lo, &mut *out), a_space) };
     }
 }
 
 /// Rows `i_lo..` of `a · b` over `block` into `out` (at most `MC` whole rows of the
 /// result, row-major): stores the block's products when it is the first along `k`, adds
 /// them after that. `packed_b` is the block, packed.
-fn multiply_rows(
+///
+/// # Safety
+/// The CPU must have the instructions of `K`'s path.
+unsafe fn multiply_rows<K: MicroKernel<MR, NR>, const MR: usize, const NR: usize>(
     a: View,
     packed_b: &[f32],
     block: Block,
@@ -189,12 +218,12 @@ fn multiply_rows(
     let accumulate = pc > 0;
     // With one panel across, `a` is read in place: each of its values is used once, so
     // packing it would cost as much as the use.
-    let a_in_place = block.panels_across() == 1;
+    let a_in_place = block.panels_across(NR) == 1;
     a_space.resize(MC * KC, 0.0);
     if !a_in_place {
-        pack::pack_a(a, (i_lo, m), (pc, kc), a_space);
+        pack::pack_a::<MR>(a, (i_lo, m), (pc, kc), a_space);
     }
-    let mut tile = [0.0; MR * NR];
+    let mut tile = [0.0; MAX_TILE];
     for (panel, i0) in (0..m).step_by(MR).enumerate() {
         let mr = MR.min(m - i0);
         // In place for a whole panel; a short last panel is packed alone.
@@ -205,7 +234,7 @@ fn multiply_rows(
         } else if read_in_place {
             (&a.data[(i_lo + i0) * k + pc..], false, k)
         } else if a_in_place {
-            pack::pack_a(a, (i_lo + i0, mr), (pc, kc), a_space);
+            pack::pack_a::<MR>(a, (i_lo + i0, mr), (pc, kc), a_space);
             (a_space, true, MR)
         } else {
             (&a_space[panel * kc * MR..], true, MR)
@@ -215,10 +244,13 @@ fn multiply_rows(
             let nr = NR.min(n - j0);
             if mr == MR && nr == NR {
                 let c = (&mut out[i0 * n + j0..], n);
-                micro_tile(kc, a_src, b_panel, c, accumulate);
+                // SAFETY: this function's contract.
+                unsafe { micro_tile::<K, MR, NR>(kc, a_src, b_panel, c, accumulate) };
             } else {
                 // A tile across the edge: computed whole, stored in part.
-                micro_tile(kc, a_src, b_panel, (&mut tile, NR), false);
+                let whole = (&mut tile[..MR * NR], NR);
+                // SAFETY: this function's contract.
+                unsafe { micro_tile::<K, MR, NR>(kc, a_src, b_panel, whole, false) };
                 for r in 0..mr {
                     let dst = &mut out[(i0 + r) * n + j0..][..nr];
                     let src = &tile[r * NR..][..nr];
@@ -235,19 +267,22 @@ fn multiply_rows(
 
 /// One tile by the micro-kernel, `a` given as its panel, whether its steps are side by
 /// side, and its stride.
-fn micro_tile(
+///
+/// # Safety
+/// The CPU must have the instructions of `K`'s path.
+unsafe fn micro_tile<K: MicroKernel<MR, NR>, const MR: usize, const NR: usize>(
     kc: usize,
     (a, step_major, stride): (&[f32], bool, usize),
     b: &[f32],
     c: (&mut [f32], usize),
     accumulate: bool,
 ) {
-    // SAFETY: only `gemm::sgemm` leads here, after checking that the CPU has AVX-512F.
+    // SAFETY: this function's contract.
     unsafe {
         if step_major {
-            kernel::tile::<true>(kc, (a, stride), b, c, accumulate)
+            K::tile::<true>(kc, (a, stride), b, c, accumulate)
         } else {
-            kernel::tile::<false>(kc, (a, stride), b, c, accumulate)
+            K::tile::<false>(kc, (a, stride), b, c, accumulate)
         }
     }
 }

@@ -1,36 +1,41 @@
-//! Matrix products: the engine's own kernel on CPUs with AVX-512, `matrixmultiply`'s
-//! elsewhere.
+//! Matrix products: the engine's own blocked kernel, with one definition of every result
+//! and three micro-kernels that compute it (AVX-512, AVX2 with FMA, and portable Rust).
 //!
-//! The engine's kernel (`blocked.rs`, `pack.rs`, `kernel.rs`) has the classic structure of
-//! fast matrix products (Goto's, as in BLIS), the one chapter 13 builds rung by rung:
+//! The driver (`blocked.rs`, `pack.rs`) has the classic structure of fast matrix products
+//! (Goto's, as in BLIS), the one chapter 13 builds rung by rung:
 //! 1. `b` goes in blocks of `KC` rows and `NC` columns, each packed ([`pack`]) into strips
 //!    of `NR` columns in the order the micro-kernel reads them (1 MiB; it stays in the L2
 //!    cache while it is used);
 //! 2. `a` goes in blocks of `MC` rows and `KC` columns, packed into strips of `MR` rows
 //!    (96 KiB);
-//! 3. each pair of strips gives one `MR × NR` (12 × 32) tile of the result, which the
-//!    micro-kernel ([`kernel`]) keeps in 24 AVX-512 registers for all `KC` steps, asking
-//!    for the strip of `b` a few steps ahead of its reads.
+//! 3. each pair of strips gives one `MR × NR` tile of the result, which the micro-kernel
+//!    keeps in registers for all `KC` steps: 12 × 32 in 24 AVX-512 registers
+//!    ([`avx512`]), 6 × 16 in 12 AVX registers ([`avx2`]), 4 × 16 in plain Rust
+//!    ([`portable`]), whichever [`kernels::active`](crate::kernels::active) names.
 //!
 //! An operand is never copied before packing: a transposed one is packed straight from its
-//! storage. When `b` has a single strip (`n ≤ 32`, as in attention's `A · V` per head),
+//! storage. When `b` has a single strip (`n ≤ NR`, as in attention's `A · V` per head),
 //! `a` is not packed at all but read in place, since each of its values is used once.
 //!
-//! Threads (`pool.rs`) take runs of `MC` rows of the result one at a time, and each packs
-//! the blocks of `b` it needs itself. No element's sum depends on the split: each is summed
-//! over `p` in order, one fused multiply-add per step, block after block in order of `k`,
-//! so the result is the same bits on any number of threads.
+//! **The definition.** Each element of the result is summed over `p` in blocks of `KC` =
+//! 256 steps; within a block, in order of `p`, one fused multiply-add per step starting
+//! from zero; the blocks' sums are added to the element in order of `k`. The tile's shape,
+//! the other block sizes, the thread that computes a tile and the registers' width change
+//! none of that, so every path and every thread count gives the same bits (the tests
+//! compare them with the definition written as a plain loop).
 //!
-//! On CPUs without AVX-512, and on other architectures, the product is
-//! `matrixmultiply::sgemm`: a well-kept crate with the same structure and kernels for AVX2
-//! with FMA, SSE2 and NEON, chosen at run time.
+//! Threads (`pool.rs`) take runs of `MC` rows of the result one at a time, and each packs
+//! the blocks of `b` it needs itself.
 
 #[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod blocked;
-#[cfg(target_arch = "x86_64")]
-mod kernel;
-#[cfg(target_arch = "x86_64")]
 mod pack;
+mod portable;
+
+use crate::kernels::{self, KernelPath};
 
 /// A matrix operand, read in place.
 #[derive(Clone, Copy, Debug)]
@@ -45,9 +50,66 @@ pub(crate) struct View<'a> {
     pub(crate) transposed: bool,
 }
 
-/// `out = a · b`, `out` row-major `[a.rows, b.cols]`. Every element of `out` is written; its
-/// previous contents are never read.
+/// A micro-kernel: one `MR × NR` tile of the result.
+trait MicroKernel<const MR: usize, const NR: usize> {
+    /// `c[r·ldc + j] (=|+=) Σₚ a(r, p) · b[p·NR + j]` for `r < MR`, `j < NR`, `p < kc`,
+    /// summed in order of `p` with one fused multiply-add per step: stores the tile when
+    /// `accumulate` is false, adds it to what `c` holds when it is true.
+    ///
+    /// `a(r, p)` is `a[p·stride + r]` when `STEP_MAJOR` (the `MR` values of a step side by
+    /// side: a packed panel, whose `stride` is `MR`, or a transposed matrix read in place)
+    /// and `a[r·stride + p]` when not (a row-major matrix read in place, rows of `stride`
+    /// values). `b` is a packed panel of `kc` rows of `NR` values. Panics when a slice is
+    /// too short for what the tile reads or writes.
+    ///
+    /// # Safety
+    /// The CPU must have the instructions of the kernel's path.
+    unsafe fn tile<const STEP_MAJOR: bool>(
+        kc: usize,
+        a: (&[f32], usize),
+        b: &[f32],
+        c: (&mut [f32], usize),
+        accumulate: bool,
+    );
+}
+
+/// Checks that a tile's slices hold what it reads and writes (see [`MicroKernel::tile`];
+/// `c` is given as its length and `ldc`), and returns the distances in `a` between two
+/// rows and between two steps.
+#[track_caller]
+fn check_tile<const MR: usize, const NR: usize>(
+    kc: usize,
+    (a, stride): (&[f32], usize),
+    step_major: bool,
+    b: &[f32],
+    (c_len, ldc): (usize, usize),
+) -> (usize, usize) {
+    let (row_step, p_step) = if step_major { (1, stride) } else { (stride, 1) };
+    assert!(
+        kc == 0 || a.len() > (MR - 1) * row_step + (kc - 1) * p_step,
+        "gemm tile: {} values of a for {MR} rows of {kc} steps",
+        a.len()
+    );
+    assert!(
+        b.len() >= kc * NR,
+        "gemm tile: {} values of b for {kc} rows of {NR}",
+        b.len()
+    );
+    assert!(
+        c_len >= (MR - 1) * ldc + NR,
+        "gemm tile: {c_len} values of c for {MR} rows of {NR} at a stride of {ldc}"
+    );
+    (row_step, p_step)
+}
+
+/// `out = a · b`, `out` row-major `[a.rows, b.cols]`, on the calling thread's kernel path.
+/// Every element of `out` is written; its previous contents are never read.
 pub(crate) fn sgemm(a: View, b: View, out: &mut [f32]) {
+    sgemm_on(kernels::active(), a, b, out, super::pool::product_threads());
+}
+
+/// [`sgemm`] on `path` with up to `threads` threads.
+fn sgemm_on(path: KernelPath, a: View, b: View, out: &mut [f32], threads: usize) {
     let (m, k, n) = (a.rows, a.cols, b.cols);
     assert!(
         b.rows == k && a.data.len() == m * k && b.data.len() == k * n && out.len() == m * n,
@@ -57,48 +119,21 @@ pub(crate) fn sgemm(a: View, b: View, out: &mut [f32]) {
         out.len(),
         b.rows
     );
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx512f") {
-        return blocked::sgemm(a, b, out, super::pool::product_threads());
-    }
-    with_matrixmultiply(a, b, out);
-}
-
-/// [`sgemm`] by `matrixmultiply`.
-fn with_matrixmultiply(a: View, b: View, out: &mut [f32]) {
-    let (m, k, n) = (a.rows, a.cols, b.cols);
-    // Strides in elements: x[i, j] sits at i·row_stride + j·col_stride.
-    let strides = |v: View| {
-        let (rows, cols) = if v.transposed {
-            (1, v.rows)
-        } else {
-            (v.cols, 1)
-        };
-        let stride = |s: usize| isize::try_from(s).expect("a row fits in memory");
-        (stride(rows), stride(cols))
-    };
-    let ((rsa, csa), (rsb, csb)) = (strides(a), strides(b));
-    // SAFETY: `sgemm` checked that `a` holds m·k values, `b` k·n and `out` m·n, laid out as
-    // the strides say, so every index formed from (m, k, n) and the strides is inside its
-    // slice; `out` is borrowed mutably, so it aliases neither input. With β = 0 the previous
-    // contents of `out` are not read.
+    assert!(
+        path.is_supported(),
+        "gemm: the CPU cannot run the {path} kernels"
+    );
+    // SAFETY (the kernels' contract): the CPU supports `path`, checked above.
     unsafe {
-        matrixmultiply::sgemm(
-            m,
-            k,
-            n,
-            1.0,
-            a.data.as_ptr(),
-            rsa,
-            csa,
-            b.data.as_ptr(),
-            rsb,
-            csb,
-            0.0,
-            out.as_mut_ptr(),
-            isize::try_from(n).expect("a row fits in memory"),
-            1,
-        );
+        match path {
+            #[cfg(target_arch = "x86_64")]
+            KernelPath::Avx512 => blocked::sgemm::<avx512::Avx512, 12, 32>(a, b, out, threads),
+            #[cfg(target_arch = "x86_64")]
+            KernelPath::Avx2 => blocked::sgemm::<avx2::Avx2, 6, 16>(a, b, out, threads),
+            #[cfg(not(target_arch = "x86_64"))]
+            KernelPath::Avx512 | KernelPath::Avx2 => unreachable!("x86-64 paths"),
+            KernelPath::Portable => blocked::sgemm::<portable::Portable, 4, 16>(a, b, out, threads),
+        }
     }
 }
 
@@ -172,11 +207,10 @@ mod tests {
             out
         }
 
-        /// `a · b` summed exactly as the engine's kernel sums it: each element over `k` in
-        /// blocks of `KC` steps, each block a chain of fused multiply-adds from zero, the
-        /// blocks added to the element in order.
-        #[cfg(target_arch = "x86_64")]
-        fn kernel_order(&self) -> Vec<f32> {
+        /// `a · b` by the definition every path computes: each element over `k` in blocks
+        /// of `KC` steps, each block a chain of fused multiply-adds from zero, the blocks
+        /// added to the element in order.
+        fn definition_in_blocks(&self) -> Vec<f32> {
             let ((m, k, n), [a, _], [b, _]) = (self.dims, &self.a, &self.b);
             let mut out = vec![0.0; m * n];
             for i in 0..m {
@@ -193,7 +227,7 @@ mod tests {
     }
 
     /// Runs `product` on every layout of both operands (`out` prefilled with NaN, so a
-    /// skipped element shows) and checks each against the definition.
+    /// skipped element shows) and checks each against the definition in f64.
     fn check_every_layout(dims: (usize, usize, usize), product: impl Fn(View, View, &mut [f32])) {
         let operands = Operands::seeded(dims, 1);
         let want = operands.definition();
@@ -211,15 +245,17 @@ mod tests {
         }
     }
 
-    /// Sizes around every block edge: tails of tiles in both directions, one panel across
-    /// (a read in place) with and without a short last panel, k past one block of 256, n
-    /// past one block of 1024, m past one block of 96, k past one stretch of 2048, and
-    /// empty products.
-    const SIZES: [(usize, usize, usize); 13] = [
+    /// Sizes around every block edge of every kernel: tails of tiles in both directions,
+    /// one panel across (a read in place) with and without a short last panel, k past one
+    /// block of 256, n past one block of 1024, m past one block of 96, k past one stretch
+    /// of 2048, and empty products.
+    const SIZES: [(usize, usize, usize); 15] = [
         (1, 1, 1),
         (12, 7, 32),
+        (6, 9, 16),
         (13, 300, 33),
         (25, 40, 32),
+        (7, 40, 17),
         (24, 256, 64),
         (97, 513, 20),
         (9, 3, 1030),
@@ -232,74 +268,44 @@ mod tests {
     ];
 
     #[test]
-    fn the_product_agrees_with_the_definition_in_every_layout() {
+    fn every_path_agrees_with_the_definition_in_every_layout() {
+        for path in KernelPath::supported() {
+            for dims in SIZES {
+                check_every_layout(dims, |a, b, out| sgemm_on(path, a, b, out, 1));
+            }
+        }
+        // And `sgemm` itself, on the thread's path.
         for dims in SIZES {
             check_every_layout(dims, sgemm);
         }
     }
 
     #[test]
-    fn matrixmultiply_agrees_with_the_definition_in_every_layout() {
-        // The path of CPUs without AVX-512, tested on any CPU.
-        for dims in SIZES {
-            check_every_layout(dims, with_matrixmultiply);
-        }
-    }
-
-    /// Whether the engine's kernel can run here; where it cannot, `sgemm` uses
-    /// matrixmultiply and the tests of the kernel have nothing to test.
-    #[cfg(target_arch = "x86_64")]
-    fn kernel_runs_here() -> bool {
-        std::is_x86_feature_detected!("avx512f")
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn the_engine_kernel_sums_each_element_in_blocks_of_fused_multiply_adds() {
-        if !kernel_runs_here() {
-            return;
-        }
-        // The same bits as `kernel_order`, in every layout, packed and in place, across
-        // block edges in every direction, on one thread and on three.
-        for dims in [(13, 600, 40), (200, 520, 32), (30, 300, 70), (100, 7, 1030)] {
+    fn every_path_gives_the_bits_of_the_definition_on_any_number_of_threads() {
+        // The same bits as `definition_in_blocks`, in every layout, packed and in place,
+        // across block edges in every direction, on one thread and on three.
+        for dims in [
+            (13, 600, 40),
+            (200, 520, 32),
+            (30, 300, 70),
+            (100, 7, 1030),
+            (97, 260, 17),
+            (301, 300, 170), // enough work for 3 threads, each several tiles, the last short
+        ] {
             let operands = Operands::seeded(dims, 5);
-            let want = operands.kernel_order();
+            let want = operands.definition_in_blocks();
             for (a, b, label) in operands.layouts() {
-                for threads in [1, 3] {
-                    let mut out = vec![f32::NAN; dims.0 * dims.2];
-                    blocked::sgemm(a, b, &mut out, threads);
-                    let first_difference = out
-                        .iter()
-                        .zip(&want)
-                        .position(|(x, y)| x.to_bits() != y.to_bits());
-                    assert_eq!(first_difference, None, "{label}, {threads} threads");
+                for path in KernelPath::supported() {
+                    for threads in [1, 3] {
+                        let mut out = vec![f32::NAN; dims.0 * dims.2];
+                        sgemm_on(path, a, b, &mut out, threads);
+                        let first_difference = out
+                            .iter()
+                            .zip(&want)
+                            .position(|(x, y)| x.to_bits() != y.to_bits());
+                        assert_eq!(first_difference, None, "{label}, {path}, {threads} threads");
+                    }
                 }
-            }
-        }
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn the_engine_kernel_gives_the_same_bits_on_any_number_of_threads() {
-        if !kernel_runs_here() {
-            return;
-        }
-        // 7 · 2²¹ multiply-adds or more: up to 7 threads, each several tiles, the last short.
-        let dims = (301, 300, 170);
-        check_every_layout(dims, |a, b, out| blocked::sgemm(a, b, out, 3));
-        let operands = Operands::seeded(dims, 3);
-        for (a, b, label) in operands.layouts() {
-            let mut one = vec![f32::NAN; dims.0 * dims.2];
-            blocked::sgemm(a, b, &mut one, 1);
-            for threads in [2, 3, 7] {
-                let mut many = vec![f32::NAN; dims.0 * dims.2];
-                blocked::sgemm(a, b, &mut many, threads);
-                assert!(
-                    one.iter()
-                        .zip(&many)
-                        .all(|(x, y)| x.to_bits() == y.to_bits()),
-                    "{label}: {threads} threads give other bits than one"
-                );
             }
         }
     }

@@ -9,11 +9,15 @@
 //! their results are simply not stored.
 
 use super::View;
-use super::blocked::{MR, NR};
 
 /// Packs rows `i0..i0 + mc` and columns `p0..p0 + kc` of `a` as `⌈mc / MR⌉` panels of
 /// `MR` rows: `out[q·kc·MR + p·MR + r] = a[i0 + q·MR + r, p0 + p]`, zeros past row `mc`.
-pub(super) fn pack_a(a: View, (i0, mc): (usize, usize), (p0, kc): (usize, usize), out: &mut [f32]) {
+pub(super) fn pack_a<const MR: usize>(
+    a: View,
+    (i0, mc): (usize, usize),
+    (p0, kc): (usize, usize),
+    out: &mut [f32],
+) {
     let panels = out[..mc.div_ceil(MR) * kc * MR].chunks_exact_mut(kc * MR);
     for (q, panel) in panels.enumerate() {
         let first = i0 + q * MR;
@@ -32,7 +36,12 @@ pub(super) fn pack_a(a: View, (i0, mc): (usize, usize), (p0, kc): (usize, usize)
 
 /// Packs rows `p0..p0 + kc` and columns `j0..j0 + nr` (`nr ≤ NR`) of `b` as one panel:
 /// `out[p·NR + c] = b[p0 + p, j0 + c]`, zeros past column `nr`.
-pub(super) fn pack_b(b: View, (p0, kc): (usize, usize), (j0, nr): (usize, usize), out: &mut [f32]) {
+pub(super) fn pack_b<const NR: usize>(
+    b: View,
+    (p0, kc): (usize, usize),
+    (j0, nr): (usize, usize),
+    out: &mut [f32],
+) {
     let panel = &mut out[..kc * NR];
     if b.transposed {
         // Stored as [n, k] (a weight read as its transpose): each column is contiguous.
@@ -96,6 +105,9 @@ fn copy_steps<'a, const W: usize>(
 mod tests {
     use super::*;
 
+    const MR: usize = 12;
+    const NR: usize = 32;
+
     /// a[i, j] = 100·i + j, stored as asked.
     fn numbered(rows: usize, cols: usize, transposed: bool) -> Vec<f32> {
         let value = |i: usize, j: usize| (100 * i + j) as f32;
@@ -123,7 +135,7 @@ mod tests {
                 transposed,
             };
             let mut out = vec![f32::NAN; 2 * 5 * MR];
-            pack_a(a, (3, 14), (2, 5), &mut out);
+            pack_a::<MR>(a, (3, 14), (2, 5), &mut out);
             for q in 0..2 {
                 for p in 0..5 {
                     for r in 0..MR {
@@ -156,7 +168,7 @@ mod tests {
                 transposed,
             };
             let mut out = vec![f32::NAN; 3 * NR];
-            pack_b(b, (1, 3), (6, 5), &mut out);
+            pack_b::<NR>(b, (1, 3), (6, 5), &mut out);
             for p in 0..3 {
                 for c in 0..NR {
                     let want = if c < 5 {

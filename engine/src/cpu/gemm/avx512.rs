@@ -1,5 +1,5 @@
-//! The micro-kernel: one `MR × NR` (12 × 32) tile of the result, held in 24 AVX-512
-//! registers while `kc` steps along `k` add one outer product each.
+//! The AVX-512 micro-kernel: one 12 × 32 tile of the result, held in 24 AVX-512 registers
+//! while `kc` steps along `k` add one outer product each.
 //!
 //! Each step loads one row of the packed `b` panel (two registers of 16 values) and, for
 //! each of the 12 rows, broadcasts one value of `a` and multiplies-and-adds it into that
@@ -18,10 +18,30 @@ use std::arch::x86_64::{
     _mm512_set1_ps, _mm512_setzero_ps, _mm512_storeu_ps,
 };
 
-use super::blocked::{MR, NR};
+use super::{MicroKernel, check_tile};
 
+/// Rows of a tile.
+const MR: usize = 12;
+/// Columns of a tile: two registers.
+const NR: usize = 32;
 /// Lanes of an AVX-512 register of `f32`.
 const LANES: usize = 16;
+
+/// The kernel of [`KernelPath::Avx512`](crate::kernels::KernelPath::Avx512).
+pub(super) struct Avx512;
+
+impl MicroKernel<MR, NR> for Avx512 {
+    unsafe fn tile<const STEP_MAJOR: bool>(
+        kc: usize,
+        a: (&[f32], usize),
+        b: &[f32],
+        c: (&mut [f32], usize),
+        accumulate: bool,
+    ) {
+        // SAFETY: the caller checked that the CPU has AVX-512F (the trait's contract).
+        unsafe { tile::<STEP_MAJOR>(kc, a, b, c, accumulate) }
+    }
+}
 
 /// How many steps ahead the kernel asks for the rows of `b` it will read (1 KiB ahead). The
 /// strip of `b` streams in from the L2 cache, and the CPU's own prefetching does not always
@@ -29,44 +49,23 @@ const LANES: usize = 16;
 /// 3.2 to 2.9 ms in its slow phases, and its fastest run from 2.14 to 1.92 ms.
 const PREFETCH_STEPS: usize = 8;
 
-/// `c[r·ldc + j] (=|+=) Σₚ a(r, p) · b[p·NR + j]` for `r < MR`, `j < NR`, `p < kc`: stores
-/// the tile when `accumulate` is false, adds it to what `c` holds when it is true.
-///
-/// `a(r, p)` is `a[p·stride + r]` when `STEP_MAJOR` (the `MR` values of a step side by
-/// side: a packed panel, whose `stride` is `MR`, or a transposed matrix read in place) and
-/// `a[r·stride + p]` when not (a row-major matrix read in place, rows of `stride` values).
-/// `b` is a packed panel of `kc` rows of `NR` values.
+/// [`MicroKernel::tile`] for a 12 × 32 tile.
 ///
 /// Panics when a slice is too short for what the tile reads or writes.
 #[target_feature(enable = "avx512f")]
-pub(super) fn tile<const STEP_MAJOR: bool>(
+fn tile<const STEP_MAJOR: bool>(
     kc: usize,
-    (a, stride): (&[f32], usize),
+    a: (&[f32], usize),
     b: &[f32],
-    (c, ldc): (&mut [f32], usize),
+    c: (&mut [f32], usize),
     accumulate: bool,
 ) {
-    // Distances in `a` between two rows and between two steps.
-    let (row_step, p_step) = if STEP_MAJOR { (1, stride) } else { (stride, 1) };
-    assert!(
-        kc == 0 || a.len() > (MR - 1) * row_step + (kc - 1) * p_step,
-        "gemm tile: {} values of a for {MR} rows of {kc} steps",
-        a.len()
-    );
-    assert!(
-        b.len() >= kc * NR,
-        "gemm tile: {} values of b for {kc} rows of {NR}",
-        b.len()
-    );
-    assert!(
-        c.len() >= (MR - 1) * ldc + NR,
-        "gemm tile: {} values of c for {MR} rows of {NR} at a stride of {ldc}",
-        c.len()
-    );
+    let (row_step, p_step) = check_tile::<MR, NR>(kc, a, STEP_MAJOR, b, (c.0.len(), c.1));
+    let (a, (c, ldc)) = (a.0, c);
     let mut acc: [[__m512; 2]; MR] = [[_mm512_setzero_ps(); 2]; MR];
     let (a, b) = (a.as_ptr(), b.as_ptr());
     for p in 0..kc {
-        // SAFETY: the assertions above: step p reads a at p·p_step + r·row_step ≤
+        // SAFETY: `check_tile`'s assertions: step p reads a at p·p_step + r·row_step ≤
         // (kc - 1)·p_step + (MR - 1)·row_step < a.len(), and b at p·NR + 0..NR < kc·NR ≤
         // b.len(). Unaligned loads accept any address.
         unsafe {
