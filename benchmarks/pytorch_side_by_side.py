@@ -5,6 +5,7 @@
     python3 benchmarks/pytorch_side_by_side.py                # every case that fits
     python3 benchmarks/pytorch_side_by_side.py --only decode  # names containing "decode"
     python3 benchmarks/pytorch_side_by_side.py --json         # also write benchmarks/results.json
+    python3 benchmarks/pytorch_side_by_side.py --kernel avx2  # as on a CPU with AVX2 only
 
 The cases, their names and sizes come from the Rust side (`time_case --list`, defined in
 `benchmarks/src/lib.rs`); this script builds the same computation in PyTorch for each:
@@ -40,6 +41,13 @@ with other work, interference only ever adds time, and it comes and goes between
 medians of the two sides can be disturbed differently; the fastest run of each side is the
 estimate least affected by it (the `timeit` module's advice). When the two ratios differ
 much, the machine was busy: run again with more rounds.
+
+`--kernel avx2` compares the two as they run on a CPU with AVX2 but not AVX-512, on any
+x86-64 CPU: the engine runs with `ENGINE_KERNEL=avx2`, and PyTorch with its own switches
+to the same instructions, set before it loads: `ATEN_CPU_CAPABILITY=avx2` (its element-wise
+kernels), `MKL_ENABLE_INSTRUCTIONS=AVX2` (MKL's matrix products) and
+`DNNL_MAX_CPU_ISA=AVX2` (oneDNN's). Every table names the engine's kernel path and these
+settings.
 """
 
 import argparse
@@ -61,6 +69,13 @@ RESULTS = HERE / "results.json"
 # kernels ENGINE_NUM_THREADS, both set to N for its process.
 ENGINE_THREAD_VARIABLES = ["MATMUL_NUM_THREADS", "ENGINE_NUM_THREADS"]
 ENGINE_THREAD_ENV = {v: "1" for v in ENGINE_THREAD_VARIABLES}
+
+# PyTorch's switches that hold it to AVX2 (`--kernel avx2`), read when it loads.
+TORCH_AVX2_ENV = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+    "DNNL_MAX_CPU_ISA": "AVX2",
+}
 
 # Seconds to wait before each side's round when several threads run: OpenMP's workers
 # (PyTorch's) spin after a parallel region, by default for a few milliseconds, before they
@@ -111,11 +126,18 @@ def main():
     add("--threads", type=int, default=1,
         help="threads on each side (default 1): torch.set_num_threads and the engine's variables")
     add("--memory", action="store_true", help="also measure PyTorch's peak memory per case")
+    add("--kernel", choices=["avx512", "avx2", "portable"],
+        help="the engine's kernel path (ENGINE_KERNEL); with avx2, PyTorch is held to AVX2 too")
     add("--torch-peak", metavar="CASE", help=argparse.SUPPRESS)  # internal: one measurement
     add("--json", nargs="?", const=RESULTS, type=pathlib.Path, metavar="PATH",
         help=f"write the results as JSON (default path {RESULTS.relative_to(ROOT)})")
     args = parser.parse_args()
 
+    if args.kernel:
+        ENGINE_THREAD_ENV["ENGINE_KERNEL"] = args.kernel
+    if args.kernel == "avx2":
+        for variable, value in TORCH_AVX2_ENV.items():
+            os.environ.setdefault(variable, value)
     try:
         import torch
     except ImportError:
@@ -134,8 +156,12 @@ def main():
     skipped = [c["case"] for c in cases if not c["fits"]]
     cases = [c["case"] for c in cases if c["fits"]]
 
-    print(f"PyTorch {torch.__version__}, {torch.get_num_threads()} thread(s); engine: {binary.name} "
-          f"with {ENGINE_THREAD_ENV}; {args.rounds} rounds of {args.runs} runs per side",
+    kernel = run_json([binary, "matmul/256", "--runs", "1", "--warmup", "1"])["kernel"]
+    torch_isa = {v: os.environ[v] for v in TORCH_AVX2_ENV if v in os.environ}
+    print(f"PyTorch {torch.__version__} (CPU capability {torch.backends.cpu.get_cpu_capability()}, "
+          f"{torch_isa or 'its default instructions'}), {torch.get_num_threads()} thread(s); "
+          f"engine: {binary.name} on the {kernel} kernel path with {ENGINE_THREAD_ENV}; "
+          f"{args.rounds} rounds of {args.runs} runs per side",
           file=sys.stderr)
     results = []
     for name in cases:
@@ -178,6 +204,8 @@ def main():
                  if theirs else "PyTorch cannot run it")
         print(f"  {name}: {ratio}", file=sys.stderr)
 
+    print(f"engine kernel path: {kernel}; PyTorch {torch.__version__}, CPU capability "
+          f"{torch.backends.cpu.get_cpu_capability()}, {torch_isa or 'its default instructions'}")
     print_table(results, skipped)
     if args.json:
         settings = {
@@ -187,6 +215,9 @@ def main():
             "rounds": args.rounds,
             "runs": args.runs,
             "fused_sdpa": args.fused_sdpa,
+            "engine_kernel": kernel,
+            "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "torch_isa_env": torch_isa,
         }
         payload = {"settings": settings, "cases": results, "skipped": skipped}
         args.json.write_text(json.dumps(payload, indent=2) + "\n")

@@ -75,5 +75,11 @@ fn run(args: &[String]) -> Result<serde_json::Value, String> {
             start.elapsed().as_secs_f64()
         })
         .collect();
-    Ok(json!({"case": name, "seconds": seconds, "peak_bytes": peak_bytes, "warmup": warmup.max(1)}))
+    Ok(json!({
+        "case": name,
+        "seconds": seconds,
+        "peak_bytes": peak_bytes,
+        "warmup": warmup.max(1),
+        "kernel": engine::kernels::active().name(),
+    }))
 }
