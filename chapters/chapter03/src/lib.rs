@@ -40,9 +40,11 @@ pub mod exercises;
 pub mod exercises;
 
 // ANCHOR: data
-/// The function the regression should recover, d2l's `f(x) = 2 sin x + x^0.8`.
+/// The function the regression should recover, d2l's `f(x) = 2 sin x + x^0.8`. The sine
+/// and the power are the `libm` crate's, which give the same bits on every platform (the
+/// standard library's call the system's maths library, which may not).
 pub fn true_function(x: f32) -> f32 {
-    2.0 * x.sin() + x.powf(0.8)
+    2.0 * libm::sinf(x) + libm::powf(x, 0.8)
 }
 
 /// [`true_function`] applied to every element of `x` (no gradient: this makes data).

@@ -218,7 +218,7 @@ pub fn tour() -> String {
             .collect();
         line(format!("{token:<6} {}", cells.join(" ").trim_end()));
     }
-    let e4 = MATCH_SCORE.exp();
+    let e4 = libm::expf(MATCH_SCORE);
     line(format!(
         "one match in six: e⁴/(e⁴ + 5) = {:.3}, each other key 1/(e⁴ + 5) = {:.3}; two matches: e⁴/(2e⁴ + 4) = {:.3}",
         e4 / (e4 + 5.0),

@@ -312,7 +312,7 @@ pub fn tour() -> String {
         "masked loss {:.4}  (ln V = ln {} = {:.4}); counting the padding too: {:.4}",
         loss.item(),
         tgt_vocab.len(),
-        (tgt_vocab.len() as f32).ln(),
+        libm::logf(tgt_vocab.len() as f32),
         every_position.item()
     ));
     // ANCHOR_END: tour_loss

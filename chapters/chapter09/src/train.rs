@@ -283,7 +283,8 @@ impl TrainConfig {
         }
         let span = self.steps.saturating_sub(self.warmup).max(1);
         let progress = ((step - self.warmup) as f32 / span as f32).min(1.0);
-        let cosine = 0.5 * (1.0 + (std::f32::consts::PI * progress).cos()); // 1 → 0
+        // `libm`'s cosine gives the same bits on every platform, so the same run everywhere.
+        let cosine = 0.5 * (1.0 + libm::cosf(std::f32::consts::PI * progress)); // 1 → 0
         self.final_lr + (self.lr - self.final_lr) * cosine
     }
     // ANCHOR_END: schedule
