@@ -6,6 +6,7 @@
 //! cargo run --release -p chapter09 --example train -- --resume           # and go on
 //! cargo run --release -p chapter09 --example train -- --attention dot-product
 //! cargo run --release -p chapter09 --example train -- --record           # update the crate's models
+//! cargo run --release -p chapter09 --example train -- --check            # reproduce them, bit for bit
 //! ```
 //!
 //! Options:
@@ -20,12 +21,18 @@
 //! - `--record`: also write the weights, config and history to
 //!   `chapters/chapter09/trained/<attention>.safetensors`, the models the page reads
 //!   (the chapter's settings only).
+//! - `--check`: train with the chapter's settings and compare the run with the recorded
+//!   one: every step's loss, every held-out score, and the model file byte for byte (its
+//!   SHA-256 is printed). Fails at the first difference. The kernels give the same bits
+//!   on every CPU, so this passes on any machine and with any `ENGINE_KERNEL`.
 //!
 //! Prints the held-out exact-match accuracy every 100 steps and the wall time at the end.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
+
+use sha2::{Digest, Sha256};
 
 use chapter09::exercises::ScaledDotProduct;
 use chapter09::{
@@ -45,6 +52,7 @@ struct Options {
     checkpoint_every: usize,
     dot_product: bool,
     record: bool,
+    check: bool,
 }
 
 fn parse() -> Result<Options, String> {
@@ -56,6 +64,7 @@ fn parse() -> Result<Options, String> {
         checkpoint_every: 250,
         dot_product: false,
         record: false,
+        check: false,
     };
     let mut args = std::env::args().skip(1);
     let number = |flag: &str, v: Option<String>| -> Result<usize, String> {
@@ -79,6 +88,7 @@ fn parse() -> Result<Options, String> {
                 _ => return Err("--attention takes additive or dot-product".into()),
             },
             "--record" => o.record = true,
+            "--check" => o.check = true,
             other => {
                 return Err(format!(
                     "unknown option {other} (see the top of examples/train.rs)"
@@ -133,6 +143,12 @@ fn run<A: DecoderAttention>(
     }
     if options.record && trainer.config != TrainConfig::chapter() {
         return Err("--record needs the chapter's settings (no --steps)".into());
+    }
+    if options.check && (options.resume || options.stop_after.is_some() || options.record) {
+        return Err("--check trains the whole run from step 0: leave out --resume, --stop-after and --record".into());
+    }
+    if options.check && trainer.config != TrainConfig::chapter() {
+        return Err("--check needs the chapter's settings (no --steps)".into());
     }
     let c = trainer.config;
     println!(
@@ -213,6 +229,9 @@ fn run<A: DecoderAttention>(
             t.text(&trainer.tgt_vocab)
         );
     }
+    if options.check {
+        return check_against_recording(&trainer, name);
+    }
     if options.record {
         let record = trained_path(name);
         save_weights(&trainer, &record)?;
@@ -221,5 +240,57 @@ fn run<A: DecoderAttention>(
             record.display()
         );
     }
+    Ok(())
+}
+
+/// Compares a finished run with the recorded one: every loss, every held-out score, and
+/// the model file, byte for byte.
+fn check_against_recording<A: DecoderAttention>(
+    trainer: &Trainer<A>,
+    name: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let recorded = chapter09::recorded(name);
+    let (now, then) = (&trainer.history, &recorded.info.history);
+    if let Some(step) = (0..now.losses.len().max(then.losses.len())).find(|&s| {
+        now.losses.get(s).map(|l| l.to_bits()) != then.losses.get(s).map(|l| l.to_bits())
+    }) {
+        return Err(format!(
+            "--check: the loss of step {step} is {:?} now and {:?} in the recording",
+            now.losses.get(step),
+            then.losses.get(step)
+        )
+        .into());
+    }
+    println!("losses: all {} the same bits as recorded", now.losses.len());
+    if now.held_out != then.held_out {
+        return Err(format!(
+            "--check: held-out scores {:?} now, {:?} in the recording",
+            now.held_out, then.held_out
+        )
+        .into());
+    }
+    println!("held-out scores: all {} as recorded", now.held_out.len());
+    let record = trained_path(name);
+    let written = PathBuf::from(format!("target/chapter09/{name}.check.safetensors"));
+    save_weights(trainer, &written)?;
+    let read = |path: &PathBuf| {
+        std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+    };
+    let (ours, theirs) = (read(&written)?, read(&record)?);
+    let hash = |bytes: &[u8]| {
+        Sha256::digest(bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    println!("model trained now: {}  {}", hash(&ours), written.display());
+    println!("model recorded:    {}  {}", hash(&theirs), record.display());
+    if ours != theirs {
+        return Err("--check: the model differs from the recorded one".into());
+    }
+    println!(
+        "the run reproduces the recording bit for bit (kernel path {})",
+        engine::kernels::active()
+    );
     Ok(())
 }
