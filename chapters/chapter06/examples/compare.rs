@@ -1,5 +1,6 @@
 //! Additive against scaled dot-product attention on your machine: milliseconds per forward
-//! pass and peak memory, for a few sequence lengths.
+//! pass and peak memory, for a few sequence lengths; then where additive attention's time
+//! goes, op by op.
 //!
 //! ```console
 //! cargo run --release -p chapter06 --example compare
@@ -59,4 +60,43 @@ fn main() {
     println!(
         "times: the median of several runs on this machine; memory: counted by the engine, the same everywhere"
     );
+    parts(batch, 256, d);
+}
+
+/// The time of each op of d2l's additive scores, `w · tanh(q + k)` with `q` and `k` already
+/// projected, at `Q = K = n`, beside a copy of the `[B, Q, K, h]` tensor through `neg`,
+/// the cheapest op that reads and writes it: what memory traffic alone costs.
+fn parts(batch: usize, n: usize, h: usize) {
+    let q = Tensor::randn([batch, n, h]);
+    let k = Tensor::randn([batch, n, h]);
+    let w = Tensor::randn([h, 1]);
+    let sum = q.unsqueeze(2) + k.unsqueeze(1);
+    let features = sum.tanh();
+    let time = |f: &dyn Fn() -> Tensor| ms(median_time(f));
+    println!(
+        "\nwhere the additive scores' time goes, batch {batch}, n = {n}, h = {h}: [B, Q, K, h] is {}",
+        human(sum.numel() * 4)
+    );
+    let rows = [
+        (
+            "q + k, broadcast to [B, Q, K, h]",
+            time(&|| q.unsqueeze(2) + k.unsqueeze(1)),
+        ),
+        ("tanh of it", time(&|| sum.tanh())),
+        (
+            "times w: [B, Q, K, h] · [h, 1]",
+            time(&|| features.matmul(&w)),
+        ),
+        (
+            "neg of [B, Q, K, h] (memory traffic only)",
+            time(&|| sum.neg()),
+        ),
+        (
+            "the three at once, fused (additive_scores)",
+            time(&|| q.additive_scores(&k, &w.squeeze(-1))),
+        ),
+    ];
+    for (what, t) in rows {
+        println!("  {what:<44} {t:>9.3} ms");
+    }
 }
