@@ -164,6 +164,66 @@ impl KvCache {
         self.read(&self.values, 3)
     }
 
+    /// The attention scores of `queries: [B, H, T, dk]` against the stored keys,
+    /// `queries · keysᵀ`: `[B, H, T, len]`. The keys are read where they are stored, so a
+    /// decoding step does not copy the whole cache (as [`keys`](KvCache::keys) does) to
+    /// compute them. The numbers are those of `queries.matmul_t(&cache.keys())` up to the
+    /// order in which each dot product adds its terms.
+    #[track_caller]
+    pub(crate) fn scores(&self, queries: &Tensor) -> Tensor {
+        let [b, h, dk, _] = self.layout_for("scores");
+        let t = queries.size(2);
+        assert!(
+            queries.shape() == [b, h, t, dk],
+            "KvCache::scores: the queries must be [B, H, T, dk] = [{b}, {h}, T, {dk}] like the stored keys, found {:?}",
+            queries.shape()
+        );
+        let queries = queries.to_vec();
+        let mut out = Vec::with_capacity(b * h * t * self.len);
+        for (block, rows) in queries.chunks_exact((t * dk).max(1)).enumerate() {
+            let start = block * self.capacity * dk;
+            let keys = &self.keys[start..start + self.len * dk];
+            for query in rows.chunks_exact(dk.max(1)) {
+                out.extend(keys.chunks_exact(dk.max(1)).map(|key| dot(query, key)));
+            }
+        }
+        out.resize(b * h * t * self.len, 0.0); // dk = 0: every score is an empty sum
+        Tensor::from_vec(out, [b, h, t, self.len])
+    }
+
+    /// The attention output of `weights: [B, H, T, len]` over the stored values,
+    /// `weights · values`: `[B, H, T, dv]`, reading the values where they are stored. The
+    /// numbers are those of `weights.matmul(&cache.values())` up to the order in which
+    /// each output adds its terms.
+    #[track_caller]
+    pub(crate) fn weighted_values(&self, weights: &Tensor) -> Tensor {
+        let [b, h, _, dv] = self.layout_for("weighted_values");
+        let t = weights.size(2);
+        assert!(
+            weights.shape() == [b, h, t, self.len],
+            "KvCache::weighted_values: the weights must be [B, H, T, len] = [{b}, {h}, T, {}], one per stored token, found {:?}",
+            self.len,
+            weights.shape()
+        );
+        let weights = weights.to_vec();
+        let mut out = vec![0.0; b * h * t * dv];
+        if dv > 0 && self.len > 0 {
+            let rows = weights.chunks_exact(self.len).zip(out.chunks_exact_mut(dv));
+            for (row, (weights, out)) in rows.enumerate() {
+                let start = row / t * self.capacity * dv;
+                weighted_sum(weights, &self.values[start..start + self.len * dv], out);
+            }
+        }
+        Tensor::from_vec(out, [b, h, t, dv])
+    }
+
+    /// `[B, H, dk, dv]`, or a panic naming `call` when nothing is stored.
+    #[track_caller]
+    fn layout_for(&self, call: &str) -> [usize; 4] {
+        self.layout
+            .unwrap_or_else(|| panic!("KvCache::{call}: the cache is empty; append tokens first"))
+    }
+
     #[track_caller]
     fn read(&self, buffer: &[f32], dim_index: usize) -> Tensor {
         let layout = self
@@ -245,6 +305,67 @@ impl Clone for KvCache {
     }
 }
 
+/// `Σ a[i]·b[i]` over eight running sums, which the compiler keeps in vector registers
+/// (a single sum would make every addition wait for the one before it).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let (a8, a_rest) = a.as_chunks::<8>();
+    let (b8, b_rest) = b.as_chunks::<8>();
+    let mut sums = [0.0f32; 8];
+    for (x, y) in a8.iter().zip(b8) {
+        for lane in 0..8 {
+            sums[lane] += x[lane] * y[lane];
+        }
+    }
+    let [s0, s1, s2, s3, s4, s5, s6, s7] = sums;
+    let mut total = ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7));
+    for (x, y) in a_rest.iter().zip(b_rest) {
+        total += x * y;
+    }
+    total
+}
+
+/// `out[c] = Σ_j weights[j] · rows[j][c]`, for `rows` the `weights.len()` rows of
+/// `out.len()` values each, laid end to end. Eight columns at a time, each in four running
+/// sums over alternate rows, which the compiler keeps in vector registers and which do not
+/// wait for one another.
+fn weighted_sum(weights: &[f32], rows: &[f32], out: &mut [f32]) {
+    let d = out.len();
+    let (quads, rest) = weights.as_chunks::<4>();
+    for c in (0..d).step_by(8) {
+        let width = (d - c).min(8);
+        let row = |j: usize| &rows[j * d + c..j * d + c + width];
+        let mut sums = [[0.0f32; 8]; 4];
+        if width == 8 {
+            // A fixed length, which the compiler turns into vector instructions.
+            for (quad, ws) in quads.iter().enumerate() {
+                for (r, (&w, sum)) in ws.iter().zip(&mut sums).enumerate() {
+                    let values: &[f32; 8] = row(quad * 4 + r).try_into().expect("8 columns");
+                    for lane in 0..8 {
+                        sum[lane] += w * values[lane];
+                    }
+                }
+            }
+        } else {
+            for (quad, ws) in quads.iter().enumerate() {
+                for (r, (&w, sum)) in ws.iter().zip(&mut sums).enumerate() {
+                    for (s, v) in sum.iter_mut().zip(row(quad * 4 + r)) {
+                        *s += w * v;
+                    }
+                }
+            }
+        }
+        for (i, &w) in rest.iter().enumerate() {
+            for (s, v) in sums[0].iter_mut().zip(row(quads.len() * 4 + i)) {
+                *s += w * v;
+            }
+        }
+        let [s0, s1, s2, s3] = sums;
+        for lane in 0..width {
+            out[c + lane] = (s0[lane] + s2[lane]) + (s1[lane] + s3[lane]);
+        }
+    }
+}
+
 /// Copies the first `len` rows of every `[old_cap, d]` block into `[new_cap, d]` blocks.
 fn relayout(
     buffer: &[f32],
@@ -275,5 +396,121 @@ fn write_rows(
     for blk in 0..blocks {
         let to = (blk * cap + len) * d;
         buffer[to..to + t * d].copy_from_slice(&src[blk * t * d..(blk + 1) * t * d]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Small whole numbers: every product and every partial sum of them is exact in `f32`,
+    /// so any order of the additions gives the same bits.
+    fn small_integers(shape: [usize; 4], seed: usize) -> Tensor {
+        let n = shape.iter().product::<usize>();
+        let values = (0..n).map(|i| ((i * 7 + seed * 13) % 9) as f32 - 4.0);
+        Tensor::from_vec(values.collect(), shape)
+    }
+
+    /// A cache of `[B, H] = [2, 3]`, `dk = 13`, `dv = 11` (neither a multiple of 8), that
+    /// grew (so rows past `len` lie between the blocks) and was reset and refilled (so those
+    /// rows hold an earlier sequence's numbers), holding `len` tokens.
+    fn used_cache(len: usize) -> KvCache {
+        let mut cache = KvCache::new(2);
+        for seed in 0..3 {
+            cache.append(
+                &small_integers([2, 3, 4, 13], seed),
+                &small_integers([2, 3, 4, 11], seed + 5),
+            );
+        }
+        cache.reset();
+        for seed in 0..len {
+            cache.append(
+                &small_integers([2, 3, 1, 13], seed + 20),
+                &small_integers([2, 3, 1, 11], seed + 40),
+            );
+        }
+        assert_eq!((cache.len(), cache.capacity()), (len, 16));
+        cache
+    }
+
+    #[test]
+    fn scores_read_in_place_equal_the_product_with_the_copied_keys_bit_for_bit() {
+        for len in [1, 5, 9] {
+            let cache = used_cache(len);
+            for t in [1, 3] {
+                let queries = small_integers([2, 3, t, 13], t);
+                let scores = cache.scores(&queries);
+                assert_eq!(scores.shape(), &[2, 3, t, len]);
+                assert_eq!(
+                    scores.to_vec(),
+                    queries.matmul_t(&cache.keys()).to_vec(),
+                    "len {len}, {t} queries"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn values_weighted_in_place_equal_the_product_with_the_copied_values_bit_for_bit() {
+        // 9 stored tokens: two groups of four and one left over.
+        for len in [1, 4, 9] {
+            let cache = used_cache(len);
+            for t in [1, 2] {
+                let weights = small_integers([2, 3, t, len], len + t);
+                let out = cache.weighted_values(&weights);
+                assert_eq!(out.shape(), &[2, 3, t, 11]);
+                assert_eq!(
+                    out.to_vec(),
+                    weights.matmul(&cache.values()).to_vec(),
+                    "len {len}, {t} queries"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn random_values_read_in_place_agree_with_the_copies_to_rounding() {
+        engine::manual_seed(3);
+        let mut cache = KvCache::new(3);
+        for _ in 0..7 {
+            cache.append(&Tensor::randn([1, 2, 5, 24]), &Tensor::randn([1, 2, 5, 16]));
+        }
+        let queries = Tensor::randn([1, 2, 1, 24]);
+        let weights = Tensor::randn([1, 2, 1, 35]).softmax(-1);
+        let far = |a: Tensor, b: Tensor| {
+            a.to_vec()
+                .iter()
+                .zip(b.to_vec())
+                .fold(0f32, |m, (x, y)| m.max((x - y).abs()))
+        };
+        let scores = far(cache.scores(&queries), queries.matmul_t(&cache.keys()));
+        assert!(scores < 1e-5, "scores differ by {scores}");
+        let out = far(
+            cache.weighted_values(&weights),
+            weights.matmul(&cache.values()),
+        );
+        assert!(out < 1e-6, "outputs differ by {out}");
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "KvCache::scores: the queries must be [B, H, T, dk] = [2, 3, T, 13] like the stored keys, found [2, 3, 1, 11]"
+    )]
+    fn queries_of_another_layout_are_refused() {
+        used_cache(2).scores(&Tensor::zeros([2, 3, 1, 11]));
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "KvCache::weighted_values: the weights must be [B, H, T, len] = [2, 3, T, 2], one per stored token, found [2, 3, 1, 3]"
+    )]
+    fn weights_for_another_number_of_tokens_are_refused() {
+        used_cache(2).weighted_values(&Tensor::zeros([2, 3, 1, 3]));
+    }
+
+    #[test]
+    #[should_panic(expected = "KvCache::scores: the cache is empty; append tokens first")]
+    fn an_empty_cache_has_no_scores() {
+        KvCache::new(4).scores(&Tensor::zeros([1, 1, 1, 4]));
     }
 }
