@@ -246,7 +246,14 @@ impl CausalSelfAttention {
         };
         // Check the caller's mask against the scores as the caller sees them, [B, T, K].
         mask.keep_for(module, &[b, t, keys]);
-        let mask = Mask::causal() & mask.with_head_axis();
+        // One query, the last token, may see every key: there the causal part would hide
+        // nothing, and leaving it out spares the masked softmax its passes over the scores
+        // (a decoding step's softmax then costs what an unmasked one does).
+        let mask = if t == 1 {
+            mask.with_head_axis()
+        } else {
+            Mask::causal() & mask.with_head_axis()
+        };
         let weights = match kv {
             KeysValues::Tensors(k, v) => attention_weights(module, q, k, v, &mask, self.fill, None),
             KeysValues::Cache(cache) => {
