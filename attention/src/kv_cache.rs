@@ -325,45 +325,56 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 }
 
 /// `out[c] = Σ_j weights[j] · rows[j][c]`, for `rows` the `weights.len()` rows of
-/// `out.len()` values each, laid end to end. Eight columns at a time, each in four running
-/// sums over alternate rows, which the compiler keeps in vector registers and which do not
-/// wait for one another.
+/// `out.len()` values each, laid end to end: one pass over the rows for each block of 32,
+/// 16 or 8 columns, then the last few columns.
 fn weighted_sum(weights: &[f32], rows: &[f32], out: &mut [f32]) {
     let d = out.len();
-    let (quads, rest) = weights.as_chunks::<4>();
-    for c in (0..d).step_by(8) {
-        let width = (d - c).min(8);
-        let row = |j: usize| &rows[j * d + c..j * d + c + width];
-        let mut sums = [[0.0f32; 8]; 4];
-        if width == 8 {
-            // A fixed length, which the compiler turns into vector instructions.
-            for (quad, ws) in quads.iter().enumerate() {
-                for (r, (&w, sum)) in ws.iter().zip(&mut sums).enumerate() {
-                    let values: &[f32; 8] = row(quad * 4 + r).try_into().expect("8 columns");
-                    for lane in 0..8 {
-                        sum[lane] += w * values[lane];
-                    }
-                }
+    let mut c = 0;
+    while c < d {
+        c += match d - c {
+            32.. => weighted_columns::<32, 1>(weights, rows, d, c, out),
+            16.. => weighted_columns::<16, 2>(weights, rows, d, c, out),
+            8.. => weighted_columns::<8, 4>(weights, rows, d, c, out),
+            _ => weighted_columns::<1, 4>(weights, rows, d, c, out),
+        };
+    }
+}
+
+/// [`weighted_sum`] for columns `c..c + W` (returns `W`). The running sums of a fixed
+/// number of columns stay in vector registers; `S` sets of them over alternate rows keep
+/// `S` additions in flight instead of each waiting for the one before.
+fn weighted_columns<const W: usize, const S: usize>(
+    weights: &[f32],
+    rows: &[f32],
+    d: usize,
+    c: usize,
+    out: &mut [f32],
+) -> usize {
+    let row = |j: usize| -> &[f32; W] {
+        rows[j * d + c..j * d + c + W]
+            .try_into()
+            .expect("W columns")
+    };
+    let mut sums = [[0.0f32; W]; S];
+    let (groups, rest) = weights.as_chunks::<S>();
+    for (g, ws) in groups.iter().enumerate() {
+        for (r, (&w, sum)) in ws.iter().zip(&mut sums).enumerate() {
+            let values = row(g * S + r);
+            for lane in 0..W {
+                sum[lane] += w * values[lane];
             }
-        } else {
-            for (quad, ws) in quads.iter().enumerate() {
-                for (r, (&w, sum)) in ws.iter().zip(&mut sums).enumerate() {
-                    for (s, v) in sum.iter_mut().zip(row(quad * 4 + r)) {
-                        *s += w * v;
-                    }
-                }
-            }
-        }
-        for (i, &w) in rest.iter().enumerate() {
-            for (s, v) in sums[0].iter_mut().zip(row(quads.len() * 4 + i)) {
-                *s += w * v;
-            }
-        }
-        let [s0, s1, s2, s3] = sums;
-        for lane in 0..width {
-            out[c + lane] = (s0[lane] + s2[lane]) + (s1[lane] + s3[lane]);
         }
     }
+    for (i, &w) in rest.iter().enumerate() {
+        let values = row(groups.len() * S + i);
+        for lane in 0..W {
+            sums[0][lane] += w * values[lane];
+        }
+    }
+    for lane in 0..W {
+        out[c + lane] = sums.iter().map(|sum| sum[lane]).sum();
+    }
+    W
 }
 
 /// Copies the first `len` rows of every `[old_cap, d]` block into `[new_cap, d]` blocks.
@@ -411,7 +422,7 @@ mod tests {
         Tensor::from_vec(values.collect(), shape)
     }
 
-    /// A cache of `[B, H] = [2, 3]`, `dk = 13`, `dv = 11` (neither a multiple of 8), that
+    /// A cache of `[B, H] = [2, 3]`, `dk = 13`, `dv = 59` (32 + 16 + 8 + 3 columns), that
     /// grew (so rows past `len` lie between the blocks) and was reset and refilled (so those
     /// rows hold an earlier sequence's numbers), holding `len` tokens.
     fn used_cache(len: usize) -> KvCache {
@@ -419,14 +430,14 @@ mod tests {
         for seed in 0..3 {
             cache.append(
                 &small_integers([2, 3, 4, 13], seed),
-                &small_integers([2, 3, 4, 11], seed + 5),
+                &small_integers([2, 3, 4, 59], seed + 5),
             );
         }
         cache.reset();
         for seed in 0..len {
             cache.append(
                 &small_integers([2, 3, 1, 13], seed + 20),
-                &small_integers([2, 3, 1, 11], seed + 40),
+                &small_integers([2, 3, 1, 59], seed + 40),
             );
         }
         assert_eq!((cache.len(), cache.capacity()), (len, 16));
@@ -458,7 +469,7 @@ mod tests {
             for t in [1, 2] {
                 let weights = small_integers([2, 3, t, len], len + t);
                 let out = cache.weighted_values(&weights);
-                assert_eq!(out.shape(), &[2, 3, t, 11]);
+                assert_eq!(out.shape(), &[2, 3, t, 59]);
                 assert_eq!(
                     out.to_vec(),
                     weights.matmul(&cache.values()).to_vec(),
@@ -473,10 +484,11 @@ mod tests {
         engine::manual_seed(3);
         let mut cache = KvCache::new(3);
         for _ in 0..7 {
-            cache.append(&Tensor::randn([1, 2, 5, 24]), &Tensor::randn([1, 2, 5, 16]));
+            // 60 features of values: the blocks of 32, 16 and 8 columns, and 4 more.
+            cache.append(&Tensor::randn([1, 2, 5, 24]), &Tensor::randn([1, 2, 5, 60]));
         }
         let queries = Tensor::randn([1, 2, 1, 24]);
-        let weights = Tensor::randn([1, 2, 1, 35]).softmax(-1);
+        let weights = Tensor::randn([1, 2, 3, 35]).softmax(-1);
         let far = |a: Tensor, b: Tensor| {
             a.to_vec()
                 .iter()
