@@ -152,13 +152,18 @@ impl KvCache {
         self.len += t;
     }
 
-    /// The stored keys, `[B, H, len, dk]`.
+    /// The stored keys, `[B, H, len, dk]`: a copy, made on every call, for looking at what
+    /// the cache holds. A decoding step does not make it: [`CausalSelfAttention::step`]
+    /// reads the stored keys where they are.
+    ///
+    /// [`CausalSelfAttention::step`]: crate::CausalSelfAttention::step
     #[track_caller]
     pub fn keys(&self) -> Tensor {
         self.read(&self.keys, 2)
     }
 
-    /// The stored values, `[B, H, len, dv]`.
+    /// The stored values, `[B, H, len, dv]`: a copy, made on every call, like
+    /// [`keys`](KvCache::keys).
     #[track_caller]
     pub fn values(&self) -> Tensor {
         self.read(&self.values, 3)
