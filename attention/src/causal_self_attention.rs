@@ -10,7 +10,7 @@ use crate::check;
 use crate::dot_product::attention_weights;
 use crate::kv_cache::KvCache;
 use crate::mask::Mask;
-use crate::masked_softmax::Fill;
+use crate::masked_softmax::{Fill, masked_softmax_in};
 use crate::weights::{AttentionWeights, WeightsSlot};
 
 /// The settings of a [`CausalSelfAttention`] layer.
@@ -185,7 +185,8 @@ impl CausalSelfAttention {
             self.heads(&self.w_k, x),
             self.heads(&self.w_v, x),
         );
-        self.attend("CausalSelfAttention::forward", &q, &k, &v, mask)
+        let kv = KeysValues::Tensors(&k, &v);
+        self.attend("CausalSelfAttention::forward", &q, kv, mask)
     }
 
     /// Processes the prompt `x: [B, T, num_hiddens]` into an empty cache; returns its outputs.
@@ -219,29 +220,59 @@ impl CausalSelfAttention {
             !recording,
             "CausalSelfAttention::{call}: gradients are being recorded, but a KvCache stores plain values, so no gradient would reach W_k, W_v or the earlier tokens through it\n  hint: decoding is inference: run it inside engine::no_grad(|| ...); to train, use forward(), which computes the same numbers with gradients"
         );
-        cache.append(&self.heads(&self.w_k, x), &self.heads(&self.w_v, x));
         let module = format!("CausalSelfAttention::{call}");
-        self.attend(
-            &module,
-            &self.heads(&self.w_q, x),
-            &cache.keys(),
-            &cache.values(),
-            mask,
-        )
+        let (q, k, v) = (
+            self.heads(&self.w_q, x),
+            self.heads(&self.w_k, x),
+            self.heads(&self.w_v, x),
+        );
+        cache.append(&k, &v);
+        if cache.len() == k.size(2) {
+            // The cache held nothing before: what it holds now is `k` and `v`.
+            self.attend(&module, &q, KeysValues::Tensors(&k, &v), mask)
+        } else {
+            self.attend(&module, &q, KeysValues::Cache(cache), mask)
+        }
     }
 
     /// The queries are the last tokens of the keys: causal order aligned to the last key,
     /// combined with the caller's mask.
     #[track_caller]
-    fn attend(&self, module: &str, q: &Tensor, k: &Tensor, v: &Tensor, mask: &Mask) -> Tensor {
-        let (b, t, keys) = (q.size(0), q.size(2), k.size(2));
+    fn attend(&self, module: &str, q: &Tensor, kv: KeysValues, mask: &Mask) -> Tensor {
+        let (b, t) = (q.size(0), q.size(2));
+        let keys = match kv {
+            KeysValues::Tensors(k, _) => k.size(2),
+            KeysValues::Cache(cache) => cache.len(),
+        };
         // Check the caller's mask against the scores as the caller sees them, [B, T, K].
         mask.keep_for(module, &[b, t, keys]);
-        let mask = mask.with_head_axis();
-        let weights = attention_weights(module, q, k, v, &(Mask::causal() & mask), self.fill, None);
+        // One query, the last token, may see every key: there the causal part would hide
+        // nothing, and leaving it out spares the masked softmax its passes over the scores
+        // (a decoding step's softmax then costs what an unmasked one does).
+        let mask = if t == 1 {
+            mask.with_head_axis()
+        } else {
+            Mask::causal() & mask.with_head_axis()
+        };
+        let weights = match kv {
+            KeysValues::Tensors(k, v) => attention_weights(module, q, k, v, &mask, self.fill, None),
+            KeysValues::Cache(cache) => {
+                let scale = 1.0 / (q.size(-1) as f32).sqrt();
+                masked_softmax_in(module, &(cache.scores(q) * scale), &mask, self.fill)
+            }
+        };
         self.weights.store(&weights);
-        let out = self.dropout.forward(&weights).matmul(v);
-        // [B, H, T, d] → [B, T, H·d]
+        let weights = self.dropout.forward(&weights);
+        let out = match kv {
+            KeysValues::Tensors(_, v) => weights.matmul(v),
+            KeysValues::Cache(cache) => cache.weighted_values(&weights),
+        };
+        self.merge_heads(&out)
+    }
+
+    /// `out: [B, H, T, d]` → `[B, T, H·d]`, then the output projection `W_o`.
+    fn merge_heads(&self, out: &Tensor) -> Tensor {
+        let (b, t) = (out.size(0), out.size(2));
         let merged = out.transpose(1, 2);
         self.w_o
             .forward(&merged.reshape([b, t, self.num_hiddens()]))
@@ -264,6 +295,16 @@ impl CausalSelfAttention {
             x.shape()
         );
     }
+}
+
+/// What the queries attend to: keys and values as tensors `[B, H, K, d]` (the whole
+/// sequence, or a prompt that fills an empty cache), or the keys and values a cache holds,
+/// read where they are stored. Copying them out of the cache (`keys()`, `values()`) would
+/// cost a decoding step as much as the attention itself, for every token.
+#[derive(Clone, Copy)]
+enum KeysValues<'a> {
+    Tensors(&'a Tensor, &'a Tensor),
+    Cache(&'a KvCache),
 }
 
 impl Module for CausalSelfAttention {

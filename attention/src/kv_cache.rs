@@ -152,16 +152,81 @@ impl KvCache {
         self.len += t;
     }
 
-    /// The stored keys, `[B, H, len, dk]`.
+    /// The stored keys, `[B, H, len, dk]`: a copy, made on every call, for looking at what
+    /// the cache holds. A decoding step does not make it: [`CausalSelfAttention::step`]
+    /// reads the stored keys where they are.
+    ///
+    /// [`CausalSelfAttention::step`]: crate::CausalSelfAttention::step
     #[track_caller]
     pub fn keys(&self) -> Tensor {
         self.read(&self.keys, 2)
     }
 
-    /// The stored values, `[B, H, len, dv]`.
+    /// The stored values, `[B, H, len, dv]`: a copy, made on every call, like
+    /// [`keys`](KvCache::keys).
     #[track_caller]
     pub fn values(&self) -> Tensor {
         self.read(&self.values, 3)
+    }
+
+    /// The attention scores of `queries: [B, H, T, dk]` against the stored keys,
+    /// `queries · keysᵀ`: `[B, H, T, len]`. The keys are read where they are stored, so a
+    /// decoding step does not copy the whole cache (as [`keys`](KvCache::keys) does) to
+    /// compute them. The numbers are those of `queries.matmul_t(&cache.keys())` up to the
+    /// order in which each dot product adds its terms.
+    #[track_caller]
+    pub(crate) fn scores(&self, queries: &Tensor) -> Tensor {
+        let [b, h, dk, _] = self.layout_for("scores");
+        let t = queries.size(2);
+        assert!(
+            queries.shape() == [b, h, t, dk],
+            "KvCache::scores: the queries must be [B, H, T, dk] = [{b}, {h}, T, {dk}] like the stored keys, found {:?}",
+            queries.shape()
+        );
+        let queries = queries.to_vec();
+        let mut out = Vec::with_capacity(b * h * t * self.len);
+        for (block, rows) in queries.chunks_exact((t * dk).max(1)).enumerate() {
+            let start = block * self.capacity * dk;
+            let keys = &self.keys[start..start + self.len * dk];
+            for query in rows.chunks_exact(dk.max(1)) {
+                out.extend(keys.chunks_exact(dk.max(1)).map(|key| dot(query, key)));
+            }
+        }
+        out.resize(b * h * t * self.len, 0.0); // dk = 0: every score is an empty sum
+        Tensor::from_vec(out, [b, h, t, self.len])
+    }
+
+    /// The attention output of `weights: [B, H, T, len]` over the stored values,
+    /// `weights · values`: `[B, H, T, dv]`, reading the values where they are stored. The
+    /// numbers are those of `weights.matmul(&cache.values())` up to the order in which
+    /// each output adds its terms.
+    #[track_caller]
+    pub(crate) fn weighted_values(&self, weights: &Tensor) -> Tensor {
+        let [b, h, _, dv] = self.layout_for("weighted_values");
+        let t = weights.size(2);
+        assert!(
+            weights.shape() == [b, h, t, self.len],
+            "KvCache::weighted_values: the weights must be [B, H, T, len] = [{b}, {h}, T, {}], one per stored token, found {:?}",
+            self.len,
+            weights.shape()
+        );
+        let weights = weights.to_vec();
+        let mut out = vec![0.0; b * h * t * dv];
+        if dv > 0 && self.len > 0 {
+            let rows = weights.chunks_exact(self.len).zip(out.chunks_exact_mut(dv));
+            for (row, (weights, out)) in rows.enumerate() {
+                let start = row / t * self.capacity * dv;
+                weighted_sum(weights, &self.values[start..start + self.len * dv], out);
+            }
+        }
+        Tensor::from_vec(out, [b, h, t, dv])
+    }
+
+    /// `[B, H, dk, dv]`, or a panic naming `call` when nothing is stored.
+    #[track_caller]
+    fn layout_for(&self, call: &str) -> [usize; 4] {
+        self.layout
+            .unwrap_or_else(|| panic!("KvCache::{call}: the cache is empty; append tokens first"))
     }
 
     #[track_caller]
@@ -245,6 +310,78 @@ impl Clone for KvCache {
     }
 }
 
+/// `Σ a[i]·b[i]` over eight running sums, which the compiler keeps in vector registers
+/// (a single sum would make every addition wait for the one before it).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let (a8, a_rest) = a.as_chunks::<8>();
+    let (b8, b_rest) = b.as_chunks::<8>();
+    let mut sums = [0.0f32; 8];
+    for (x, y) in a8.iter().zip(b8) {
+        for lane in 0..8 {
+            sums[lane] += x[lane] * y[lane];
+        }
+    }
+    let [s0, s1, s2, s3, s4, s5, s6, s7] = sums;
+    let mut total = ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7));
+    for (x, y) in a_rest.iter().zip(b_rest) {
+        total += x * y;
+    }
+    total
+}
+
+/// `out[c] = Σ_j weights[j] · rows[j][c]`, for `rows` the `weights.len()` rows of
+/// `out.len()` values each, laid end to end: one pass over the rows for each block of 32,
+/// 16 or 8 columns, then the last few columns.
+fn weighted_sum(weights: &[f32], rows: &[f32], out: &mut [f32]) {
+    let d = out.len();
+    let mut c = 0;
+    while c < d {
+        c += match d - c {
+            32.. => weighted_columns::<32, 1>(weights, rows, d, c, out),
+            16.. => weighted_columns::<16, 2>(weights, rows, d, c, out),
+            8.. => weighted_columns::<8, 4>(weights, rows, d, c, out),
+            _ => weighted_columns::<1, 4>(weights, rows, d, c, out),
+        };
+    }
+}
+
+/// [`weighted_sum`] for columns `c..c + W` (returns `W`). The running sums of a fixed
+/// number of columns stay in vector registers; `S` sets of them over alternate rows keep
+/// `S` additions in flight instead of each waiting for the one before.
+fn weighted_columns<const W: usize, const S: usize>(
+    weights: &[f32],
+    rows: &[f32],
+    d: usize,
+    c: usize,
+    out: &mut [f32],
+) -> usize {
+    let row = |j: usize| -> &[f32; W] {
+        rows[j * d + c..j * d + c + W]
+            .try_into()
+            .expect("W columns")
+    };
+    let mut sums = [[0.0f32; W]; S];
+    let (groups, rest) = weights.as_chunks::<S>();
+    for (g, ws) in groups.iter().enumerate() {
+        for (r, (&w, sum)) in ws.iter().zip(&mut sums).enumerate() {
+            let values = row(g * S + r);
+            for lane in 0..W {
+                sum[lane] += w * values[lane];
+            }
+        }
+    }
+    for (i, &w) in rest.iter().enumerate() {
+        let values = row(groups.len() * S + i);
+        for lane in 0..W {
+            sums[0][lane] += w * values[lane];
+        }
+    }
+    for lane in 0..W {
+        out[c + lane] = sums.iter().map(|sum| sum[lane]).sum();
+    }
+    W
+}
+
 /// Copies the first `len` rows of every `[old_cap, d]` block into `[new_cap, d]` blocks.
 fn relayout(
     buffer: &[f32],
@@ -275,5 +412,122 @@ fn write_rows(
     for blk in 0..blocks {
         let to = (blk * cap + len) * d;
         buffer[to..to + t * d].copy_from_slice(&src[blk * t * d..(blk + 1) * t * d]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Small whole numbers: every product and every partial sum of them is exact in `f32`,
+    /// so any order of the additions gives the same bits.
+    fn small_integers(shape: [usize; 4], seed: usize) -> Tensor {
+        let n = shape.iter().product::<usize>();
+        let values = (0..n).map(|i| ((i * 7 + seed * 13) % 9) as f32 - 4.0);
+        Tensor::from_vec(values.collect(), shape)
+    }
+
+    /// A cache of `[B, H] = [2, 3]`, `dk = 13`, `dv = 59` (32 + 16 + 8 + 3 columns), that
+    /// grew (so rows past `len` lie between the blocks) and was reset and refilled (so those
+    /// rows hold an earlier sequence's numbers), holding `len` tokens.
+    fn used_cache(len: usize) -> KvCache {
+        let mut cache = KvCache::new(2);
+        for seed in 0..3 {
+            cache.append(
+                &small_integers([2, 3, 4, 13], seed),
+                &small_integers([2, 3, 4, 59], seed + 5),
+            );
+        }
+        cache.reset();
+        for seed in 0..len {
+            cache.append(
+                &small_integers([2, 3, 1, 13], seed + 20),
+                &small_integers([2, 3, 1, 59], seed + 40),
+            );
+        }
+        assert_eq!((cache.len(), cache.capacity()), (len, 16));
+        cache
+    }
+
+    #[test]
+    fn scores_read_in_place_equal_the_product_with_the_copied_keys_bit_for_bit() {
+        for len in [1, 5, 9] {
+            let cache = used_cache(len);
+            for t in [1, 3] {
+                let queries = small_integers([2, 3, t, 13], t);
+                let scores = cache.scores(&queries);
+                assert_eq!(scores.shape(), &[2, 3, t, len]);
+                assert_eq!(
+                    scores.to_vec(),
+                    queries.matmul_t(&cache.keys()).to_vec(),
+                    "len {len}, {t} queries"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn values_weighted_in_place_equal_the_product_with_the_copied_values_bit_for_bit() {
+        // 9 stored tokens: two groups of four and one left over.
+        for len in [1, 4, 9] {
+            let cache = used_cache(len);
+            for t in [1, 2] {
+                let weights = small_integers([2, 3, t, len], len + t);
+                let out = cache.weighted_values(&weights);
+                assert_eq!(out.shape(), &[2, 3, t, 59]);
+                assert_eq!(
+                    out.to_vec(),
+                    weights.matmul(&cache.values()).to_vec(),
+                    "len {len}, {t} queries"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn random_values_read_in_place_agree_with_the_copies_to_rounding() {
+        engine::manual_seed(3);
+        let mut cache = KvCache::new(3);
+        for _ in 0..7 {
+            // 60 features of values: the blocks of 32, 16 and 8 columns, and 4 more.
+            cache.append(&Tensor::randn([1, 2, 5, 24]), &Tensor::randn([1, 2, 5, 60]));
+        }
+        let queries = Tensor::randn([1, 2, 1, 24]);
+        let weights = Tensor::randn([1, 2, 3, 35]).softmax(-1);
+        let far = |a: Tensor, b: Tensor| {
+            a.to_vec()
+                .iter()
+                .zip(b.to_vec())
+                .fold(0f32, |m, (x, y)| m.max((x - y).abs()))
+        };
+        let scores = far(cache.scores(&queries), queries.matmul_t(&cache.keys()));
+        assert!(scores < 1e-5, "scores differ by {scores}");
+        let out = far(
+            cache.weighted_values(&weights),
+            weights.matmul(&cache.values()),
+        );
+        assert!(out < 1e-6, "outputs differ by {out}");
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "KvCache::scores: the queries must be [B, H, T, dk] = [2, 3, T, 13] like the stored keys, found [2, 3, 1, 11]"
+    )]
+    fn queries_of_another_layout_are_refused() {
+        used_cache(2).scores(&Tensor::zeros([2, 3, 1, 11]));
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "KvCache::weighted_values: the weights must be [B, H, T, len] = [2, 3, T, 2], one per stored token, found [2, 3, 1, 3]"
+    )]
+    fn weights_for_another_number_of_tokens_are_refused() {
+        used_cache(2).weighted_values(&Tensor::zeros([2, 3, 1, 3]));
+    }
+
+    #[test]
+    #[should_panic(expected = "KvCache::scores: the cache is empty; append tokens first")]
+    fn an_empty_cache_has_no_scores() {
+        KvCache::new(4).scores(&Tensor::zeros([1, 1, 1, 4]));
     }
 }

@@ -1,7 +1,9 @@
 //! The KV cache: growth, reset, and incremental decoding equal to the full computation.
 
-use attention::{CausalSelfAttention, CausalSelfAttentionConfig, KvCache, Mask};
-use engine::{Tensor, no_grad};
+use attention::{
+    AttentionWeights, CausalSelfAttention, CausalSelfAttentionConfig, Fill, KvCache, Mask,
+};
+use engine::{Tensor, memory, no_grad};
 use proptest::prelude::*;
 
 fn layer(num_hiddens: usize, num_heads: usize, bias: bool) -> CausalSelfAttention {
@@ -185,5 +187,85 @@ fn growth_is_refused_when_the_values_alone_cannot_be_allocated() {
     cache.append(
         &Tensor::ones([1, 1, 1, 1]),
         &Tensor::ones([1, 1, 1, 1 << 24]),
+    );
+}
+
+#[test]
+fn prefill_gives_the_bits_of_forward() {
+    engine::manual_seed(5);
+    let layer = layer(12, 3, true);
+    let x = Tensor::randn([2, 6, 12]);
+    let full = no_grad(|| layer.forward(&x, &Mask::none()));
+    let prefilled = no_grad(|| layer.prefill(&x, &mut KvCache::new(2), &Mask::none()));
+    assert_eq!(prefilled.to_vec(), full.to_vec());
+}
+
+/// Steps that read the cache in place, with heads of 13 features (not a multiple of the
+/// 8 that the in-place products work in), padding masks, and each fill, equal the rows
+/// of the full computation, and their attention weights equal its last row's.
+#[test]
+fn steps_with_padding_and_any_fill_equal_the_full_computation() {
+    engine::manual_seed(17);
+    let x = Tensor::randn([2, 9, 26]);
+    // The second sequence's tokens 3 and 6 are padding.
+    let mut keep = vec![1.0; 18];
+    keep[9 + 3] = 0.0;
+    keep[9 + 6] = 0.0;
+    let keep = Tensor::from_vec(keep, [2, 9]);
+    for fill in [Fill::Safe, Fill::D2l, Fill::Constant(-1e9)] {
+        let layer = CausalSelfAttention::new(CausalSelfAttentionConfig {
+            num_hiddens: 26,
+            num_heads: 2,
+            fill,
+            ..Default::default()
+        });
+        let mut cache = KvCache::new(1);
+        no_grad(|| {
+            let prompt = Mask::key_padding(&keep.narrow(1, 0, 2));
+            layer.prefill(&x.narrow(1, 0, 2), &mut cache, &prompt);
+            for t in 2..9 {
+                let mask = Mask::key_padding(&keep.narrow(1, 0, t + 1));
+                let stepped = layer.step(&x.narrow(1, t, 1), &mut cache, &mask);
+                let step_weights = layer.last_attention_weights().expect("kept by the step");
+                let full = layer.forward(&x.narrow(1, 0, t + 1), &mask).narrow(1, t, 1);
+                let full_weights = layer
+                    .last_attention_weights()
+                    .expect("kept by forward")
+                    .narrow(2, t, 1);
+                assert!(
+                    max_abs_diff(&stepped, &full) < 1e-5,
+                    "{fill:?}, token {t}: outputs differ by {}",
+                    max_abs_diff(&stepped, &full)
+                );
+                assert!(
+                    max_abs_diff(&step_weights, &full_weights) < 1e-6,
+                    "{fill:?}, token {t}: weights differ by {}",
+                    max_abs_diff(&step_weights, &full_weights)
+                );
+            }
+        });
+    }
+}
+
+/// A step attends to the stored keys and values where they are: the memory it uses beyond
+/// what it started with stays far below one copy of them (which is what `keys()` and
+/// `values()` make).
+#[test]
+fn a_step_does_not_copy_the_cache() {
+    engine::manual_seed(2);
+    let layer = layer(64, 1, true);
+    let x = Tensor::randn([1, 1001, 64]);
+    let mut cache = KvCache::new(1001);
+    no_grad(|| layer.prefill(&x.narrow(1, 0, 1000), &mut cache, &Mask::none()));
+    let token = x.narrow(1, 1000, 1);
+    let one_copy = cache.len() * 64 * size_of::<f32>(); // the keys alone: 256,000 bytes
+    memory::reset_peak();
+    let before = memory::live_bytes();
+    let y = no_grad(|| layer.step(&token, &mut cache, &Mask::none()));
+    let used = memory::peak_bytes() - before;
+    assert_eq!(y.shape(), &[1, 1, 64]);
+    assert!(
+        used < one_copy / 8,
+        "the step used {used} bytes at its peak; one copy of the keys is {one_copy}"
     );
 }

@@ -102,7 +102,7 @@ fn main() -> Result<(), String> {
     let dir = workspace.join("target/chapter08");
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let yours = dir.join("speed.svg");
-    let svg = chapter08::speed_chart(&run, "tokens per second on this machine");
+    let svg = chapter08::speed_chart(&run, None, "tokens per second on this machine");
     std::fs::write(&yours, svg).map_err(|e| format!("{}: {e}", yours.display()))?;
     println!("your chart: {}", yours.display());
 
@@ -111,7 +111,11 @@ fn main() -> Result<(), String> {
         std::fs::write(&sample, run.to_file()).map_err(|e| format!("{}: {e}", sample.display()))?;
         figures::write(
             "ch08-speed.svg",
-            &chapter08::speed_chart(&run, chapter08::SAMPLE_CHART_TITLE),
+            &chapter08::speed_chart(
+                &run,
+                Some(&chapter08::sample_run_before()),
+                chapter08::SAMPLE_CHART_TITLE,
+            ),
         )?;
         println!(
             "recorded the sample: {} and the book's figure ch08-speed.svg; update the page's sample table (cargo test -p chapter08 --test page says what it must quote)",

@@ -14,7 +14,9 @@
 //!    without the cache, and [`CacheShape::bytes_per_token`].
 //! 4. Tokens per second ([`speed`]): the committed sample run ([`sample_run`]), its table
 //!    ([`SpeedRun::table`]) and chart ([`speed_chart`]); the `speed` example measures your
-//!    machine.
+//!    machine. The run from before a step read the cache in place ([`sample_run_before`])
+//!    and the cost of one copy of the cache ([`SAMPLE_COPIES`], the `copies` example) show
+//!    why it must.
 //! 5. The pitfalls ([`pitfalls`]): a cache reused without a reset ([`two_sequences`]),
 //!    causal order aligned to the wrong key ([`error_of_new_tokens`]), and decoding past
 //!    the initial capacity ([`decode_past_the_capacity`]).
@@ -38,8 +40,9 @@ pub use decoding::{
 };
 pub use pitfalls::{decode_past_the_capacity, error_of_new_tokens, panic_message, two_sequences};
 pub use speed::{
-    SAMPLE_CHART_TITLE, SAMPLE_SPEED, SPEED_HEADS, SPEED_NUM_HIDDENS, SPEED_POSITIONS, SpeedRow,
-    SpeedRun, sample_run, sample_speed_chart, speed_chart,
+    COPY_LENGTHS, SAMPLE_CHART_TITLE, SAMPLE_COPIES, SAMPLE_SPEED, SAMPLE_SPEED_BEFORE,
+    SPEED_HEADS, SPEED_NUM_HIDDENS, SPEED_POSITIONS, SpeedRow, SpeedRun, sample_run,
+    sample_run_before, sample_speed_chart, speed_chart,
 };
 pub use validity::{change_the_future, weights_heatmap, weights_two_ways};
 

@@ -8,10 +8,23 @@ pub const SPEED_NUM_HIDDENS: usize = 64;
 /// The heads of the layer the `speed` example times.
 pub const SPEED_HEADS: usize = 4;
 /// The positions `t` at which the `speed` example times one new token.
-pub const SPEED_POSITIONS: [usize; 7] = [16, 32, 64, 128, 256, 512, 1024];
+pub const SPEED_POSITIONS: [usize; 9] = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096];
 
 /// The sample run committed with the crate, as the example's `--record` wrote it.
 pub const SAMPLE_SPEED: &str = include_str!("../data/sample_speed.tsv");
+
+/// The same machine's run of the `speed` example before a decoding step read the cache in
+/// place (each step copied the whole cache out with `keys()` and `values()`), kept to show
+/// the collapse that change removed.
+pub const SAMPLE_SPEED_BEFORE: &str = include_str!("../data/sample_speed_before.tsv");
+
+/// The cache lengths at which the `copies` example times one copy of the keys (`keys()`):
+/// around 1,024 tokens, where a copy of chapter 8's layer reaches 256 KiB.
+pub const COPY_LENGTHS: [usize; 5] = [512, 1023, 1024, 2048, 4096];
+
+/// The `copies` example's output on the machine of the sample runs, as its `--record`
+/// wrote it.
+pub const SAMPLE_COPIES: &str = include_str!("../data/sample_copies.txt");
 
 /// The speed of producing the token at one position.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -129,29 +142,42 @@ pub fn sample_run() -> SpeedRun {
     SpeedRun::parse(SAMPLE_SPEED).expect("data/sample_speed.tsv is well formed")
 }
 
+/// The committed run from before a step read the cache in place
+/// (`data/sample_speed_before.tsv`).
+pub fn sample_run_before() -> SpeedRun {
+    SpeedRun::parse(SAMPLE_SPEED_BEFORE).expect("data/sample_speed_before.tsv is well formed")
+}
+
 // ANCHOR: speed_chart
 /// Tokens per second against the position of the new token, with and without the cache,
-/// both axes on log scales. `title` says whose run it is.
-pub fn speed_chart(run: &SpeedRun, title: &str) -> String {
-    let points = |f: fn(&SpeedRow) -> f64| -> Vec<(f32, f32)> {
+/// both axes on log scales; with `before`, also that run's rate with the cache. `title`
+/// says whose run it is.
+pub fn speed_chart(run: &SpeedRun, before: Option<&SpeedRun>, title: &str) -> String {
+    let points = |run: &SpeedRun, f: fn(&SpeedRow) -> f64| -> Vec<(f32, f32)> {
         run.rows.iter().map(|r| (r.t as f32, f(r) as f32)).collect()
     };
-    let with = points(|r| r.with_cache);
-    let without = points(|r| r.without_cache);
+    let with = points(run, |r| r.with_cache);
+    let without = points(run, |r| r.without_cache);
+    let copying = before.map(|b| points(b, |r| r.with_cache));
+    let mut series = vec![figures::Series {
+        name: "with a KV cache (step)",
+        points: &with,
+    }];
+    if let Some(copying) = &copying {
+        series.push(figures::Series {
+            name: "with a KV cache, each step copying it (before)",
+            points: copying,
+        });
+    }
+    series.push(figures::Series {
+        name: "without (forward over all t tokens)",
+        points: &without,
+    });
     figures::line_chart(&figures::LineChart {
         title,
         x_desc: "position t of the new token (t keys)",
         y_desc: "tokens per second",
-        series: &[
-            figures::Series {
-                name: "with a KV cache (step)",
-                points: &with,
-            },
-            figures::Series {
-                name: "without (forward over all t tokens)",
-                points: &without,
-            },
-        ],
+        series: &series,
         log2_x: true,
         log10_y: true,
     })
@@ -161,7 +187,12 @@ pub fn speed_chart(run: &SpeedRun, title: &str) -> String {
 /// The title of the book's figure, drawn from the committed sample.
 pub const SAMPLE_CHART_TITLE: &str = "tokens per second, one machine's sample run";
 
-/// The book's figure: [`speed_chart`] of the committed [`sample_run`].
+/// The book's figure: [`speed_chart`] of the committed [`sample_run`], with
+/// [`sample_run_before`].
 pub fn sample_speed_chart() -> String {
-    speed_chart(&sample_run(), SAMPLE_CHART_TITLE)
+    speed_chart(
+        &sample_run(),
+        Some(&sample_run_before()),
+        SAMPLE_CHART_TITLE,
+    )
 }

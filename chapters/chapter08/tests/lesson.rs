@@ -342,6 +342,13 @@ fn the_sample_run_covers_every_position_and_reads_back_what_it_writes() {
             .all(|r| r.with_cache > 0.0 && r.without_cache > 0.0)
     );
     assert_eq!(SpeedRun::parse(&run.to_file()), Ok(run));
+    let before = sample_run_before();
+    let ts: Vec<usize> = before.rows.iter().map(|r| r.t).collect();
+    assert_eq!(
+        ts, SPEED_POSITIONS,
+        "the earlier run covers the same positions"
+    );
+    assert_eq!(before.machine, sample_run().machine, "and the same machine");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! The page quotes what the code prints: the output of `cargo run -p chapter08 --example
-//! tour` appears in the page verbatim, and so does the table of the committed sample run
-//! (`data/sample_speed.tsv`), so a change to the code or to the sample that changes a
-//! number fails here until the page is updated too.
+//! tour` appears in the page verbatim, and so do the tables of the committed sample runs
+//! (`data/sample_speed.tsv`, `data/sample_speed_before.tsv`) and the committed output of the
+//! `copies` example (`data/sample_copies.txt`), so a change to the code or to a sample that
+//! changes a number fails here until the page is updated too.
 
 const PAGE: &str = include_str!("../../../book/src/ch08-kv-caching.md");
 
@@ -22,5 +23,25 @@ fn the_page_quotes_the_committed_sample_run_exactly() {
     assert!(
         PAGE.contains(&block),
         "the page must hold the sample run's table as a ```text block:\n{table}"
+    );
+}
+
+#[test]
+fn the_page_quotes_the_run_from_before_a_step_read_the_cache_in_place_exactly() {
+    let table = chapter08::sample_run_before().table();
+    let block = format!("```text\n{table}```");
+    assert!(
+        PAGE.contains(&block),
+        "the page must hold the earlier run's table as a ```text block:\n{table}"
+    );
+}
+
+#[test]
+fn the_page_quotes_the_committed_cost_of_a_copy_exactly() {
+    let block = format!("```text\n{}```", chapter08::SAMPLE_COPIES);
+    assert!(
+        PAGE.contains(&block),
+        "the page must hold data/sample_copies.txt as a ```text block:\n{}",
+        chapter08::SAMPLE_COPIES
     );
 }
