@@ -42,6 +42,8 @@
 //! - `op.rs`: the list of differentiable ops; `backprop.rs`: `backward` and every derivative.
 //! - `cpu/`: the kernels, plain loops over slices (matrix products go through a blocked
 //!   SIMD kernel, `cpu/gemm/`; `cpu/matmul.rs` says which and keeps the plain loop beside it).
+//! - `cpu/math.rs`: the engine's own `exp`, `log`, `tanh`, `sigmoid` and `gelu`, the same
+//!   bits on every CPU (the standard library's come from the platform's C library).
 //! - `check.rs`: shape checks and their messages.
 //! - [`nn`], [`optim`], [`gradcheck`]: layers, optimizers, the finite-difference checker.
 //!
@@ -50,7 +52,7 @@
 //! | op | forward (checks, then kernel) | kernel | derivative: arm of `input_grads` in `backprop.rs` |
 //! |---|---|---|---|
 //! | `add` `sub` `mul` `div` `maximum` `minimum` | `ops/arithmetic.rs` | `cpu/elementwise.rs` | `Op::Add` … `Op::Div`, `Op::Maximum`, `Op::Minimum` |
-//! | `neg` `exp` `log` `tanh` `sigmoid` `relu` `gelu` `sqrt` `powf` `abs` `clamp` | `ops/unary.rs` | `ops/elementwise_fn.rs` | `Op::Neg` … `Op::Powf`, `Op::Abs`, `Op::Clamp` |
+//! | `neg` `exp` `log` `tanh` `sigmoid` `relu` `gelu` `sqrt` `powf` `abs` `clamp` | `ops/unary.rs` | `ops/elementwise_fn.rs` (the formulas; `exp` `log` `tanh` `sigmoid` `gelu` from `cpu/math.rs`), looped by `cpu/elementwise.rs` | `Op::Neg` … `Op::Powf`, `Op::Abs`, `Op::Clamp` |
 //! | `sum` `sum_dim` `sum_dims` `max` `max_dim` `min` `min_dim` (`mean` = sum × 1/n; `logsumexp` composed) | `ops/reduce.rs` | `cpu/reduce.rs` | `Op::Sum`, `Op::Max`, `Op::Min` |
 //! | `cumsum` | `ops/reduce.rs` | `cpu/select.rs` | `Op::Cumsum` |
 //! | `argmax` `argmin` `max_dim_with_indices` `topk` `gather` | `ops/select.rs` | `cpu/select.rs` | `Op::Gather` (indices take no gradient) |

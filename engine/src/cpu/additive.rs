@@ -7,16 +7,18 @@
 //! traffic).
 //!
 //! Two things make the loops fast, and neither changes a number:
-//! - `tanh` is a rational function of `x²` (the approximation used by Eigen and XLA, less
-//!   than 5e-7 from the exact value, tested), which the compiler turns into SIMD
-//!   instructions; the library `tanh` is a function call per element.
+//! - `tanh` is the engine's own (`cpu/math.rs`, the one element-wise `tanh` uses too): a
+//!   rational function of `x²` that the compiler turns into SIMD instructions.
 //! - The sum over `h` runs in 8 independent partial sums (`cpu/lanes.rs`), added in a
-//!   fixed order at the end, so it vectorises without reassociation. On x86-64 CPUs that have AVX2 the same
-//!   code is compiled a second time for 8-wide registers and chosen at run time; both
-//!   versions do the same operations in the same order (Rust never fuses a multiply and an
-//!   add on its own), so they give the same bits.
+//!   fixed order at the end, so it vectorises without reassociation. The same code is
+//!   compiled for AVX-512, for AVX2 and plain, and runs on the path
+//!   [`kernels::active`](crate::kernels::active) names; the three do the same operations
+//!   in the same order (Rust never fuses a multiply and an add on its own), so they give
+//!   the same bits.
 
 use super::lanes::lane_sum;
+use super::math::tanh;
+use crate::kernels::{self, KernelPath};
 use crate::spare;
 
 /// Sizes of one fused call: batch, queries, keys, hidden size.
@@ -38,36 +40,17 @@ pub(crate) struct Grads {
     pub(crate) w: Vec<f32>,
 }
 
-/// `tanh(x)` as `x · P(x²) / Q(x²)`: Eigen's `generic_fast_tanh_float`, clamped where the
-/// exact value rounds to ±1 in `f32`. No branch, so a loop of it vectorises. NaN stays NaN.
-#[inline(always)]
-pub(crate) fn tanh(x: f32) -> f32 {
-    const CLAMP: f32 = 7.905_311;
-    const P: [f32; 7] = [
-        -2.760_768_5e-16,
-        2.000_188e-13,
-        -8.604_672e-11,
-        5.122_297e-8,
-        1.485_722_4e-5,
-        6.372_619_3e-4,
-        4.893_524_6e-3,
-    ];
-    const Q: [f32; 4] = [1.198_258_4e-6, 1.185_347_1e-4, 2.268_434_6e-3, 4.893_525e-3];
-    let x = x.clamp(-CLAMP, CLAMP);
-    let x2 = x * x;
-    let p = P.iter().fold(0.0, |acc, &c| acc * x2 + c);
-    let q = Q.iter().fold(0.0, |acc, &c| acc * x2 + c);
-    x * p / q
-}
-
 /// The scores `[B, Q, K]` of `queries: [B, Q, h]` against `keys: [B, K, h]` with `w: [h]`.
 pub(crate) fn scores(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) -> Vec<f32> {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, checked on the line above.
-        return unsafe { scores_avx2(queries, keys, w, dims) };
+    match kernels::active() {
+        // SAFETY: `kernels::active` names only paths this CPU supports.
+        #[cfg(target_arch = "x86_64")]
+        KernelPath::Avx512 => unsafe { scores_avx512(queries, keys, w, dims) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        KernelPath::Avx2 => unsafe { scores_avx2(queries, keys, w, dims) },
+        _ => scores_portable(queries, keys, w, dims),
     }
-    scores_portable(queries, keys, w, dims)
 }
 
 /// The gradients of [`scores`] given `upstream: [B, Q, K]`, the gradient of the loss with
@@ -79,30 +62,59 @@ pub(crate) fn grads(
     upstream: &[f32],
     dims: Dims,
 ) -> Grads {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, checked on the line above.
-        return unsafe { grads_avx2(queries, keys, w, upstream, dims) };
+    match kernels::active() {
+        // SAFETY: `kernels::active` names only paths this CPU supports.
+        #[cfg(target_arch = "x86_64")]
+        KernelPath::Avx512 => unsafe { grads_avx512(queries, keys, w, upstream, dims) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        KernelPath::Avx2 => unsafe { grads_avx2(queries, keys, w, upstream, dims) },
+        _ => grads_portable(queries, keys, w, upstream, dims),
     }
-    grads_portable(queries, keys, w, upstream, dims)
 }
 
-/// [`scores_portable`] compiled for AVX2.
+/// [`scores_portable`] compiled for AVX-512.
 ///
 /// # Safety
-/// The CPU must support AVX2.
+/// The CPU must support AVX-512F.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx512f")]
+unsafe fn scores_avx512(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) -> Vec<f32> {
+    scores_portable(queries, keys, w, dims)
+}
+
+/// [`scores_portable`] compiled for AVX2 with FMA.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn scores_avx2(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) -> Vec<f32> {
     scores_portable(queries, keys, w, dims)
 }
 
-/// [`grads_portable`] compiled for AVX2.
+/// [`grads_portable`] compiled for AVX-512.
 ///
 /// # Safety
-/// The CPU must support AVX2.
+/// The CPU must support AVX-512F.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx512f")]
+unsafe fn grads_avx512(
+    queries: &[f32],
+    keys: &[f32],
+    w: &[f32],
+    upstream: &[f32],
+    dims: Dims,
+) -> Grads {
+    grads_portable(queries, keys, w, upstream, dims)
+}
+
+/// [`grads_portable`] compiled for AVX2 with FMA.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn grads_avx2(
     queries: &[f32],
     keys: &[f32],
@@ -203,20 +215,36 @@ fn grads_portable(queries: &[f32], keys: &[f32], w: &[f32], upstream: &[f32], di
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::seeded_values;
 
     #[test]
-    fn tanh_is_within_5e_7_of_the_exact_value() {
-        let mut worst = 0.0f64;
-        for i in -200_000..=200_000 {
-            let x = i as f32 * 1e-4; // -20 ..= 20 in steps of 1e-4
-            let exact = (x as f64).tanh();
-            worst = worst.max((tanh(x) as f64 - exact).abs());
+    fn every_path_gives_the_bits_of_the_portable_one() {
+        let same = |x: &[f32], y: &[f32]| x.iter().zip(y).all(|(a, b)| a.to_bits() == b.to_bits());
+        for hidden in [1, 7, 8, 19, 64] {
+            let dims = Dims {
+                batch: 2,
+                queries: 3,
+                keys: 5,
+                hidden,
+            };
+            let scale = |v: Vec<f32>| v.into_iter().map(|x| x * 4.0).collect::<Vec<f32>>();
+            let q = scale(seeded_values(2 * 3 * hidden, 1));
+            let k = scale(seeded_values(2 * 5 * hidden, 2));
+            let w = seeded_values(hidden, 3);
+            let g = seeded_values(2 * 3 * 5, 4);
+            let on = |path| {
+                kernels::with_path(path, || {
+                    (scores(&q, &k, &w, dims), grads(&q, &k, &w, &g, dims))
+                })
+            };
+            let (plain, plain_grads) = on(KernelPath::Portable);
+            for path in KernelPath::supported() {
+                let (s, gr) = on(path);
+                assert!(same(&s, &plain), "{path}: scores, hidden {hidden}");
+                assert!(same(&gr.queries, &plain_grads.queries), "{path}: dq");
+                assert!(same(&gr.keys, &plain_grads.keys), "{path}: dk");
+                assert!(same(&gr.w, &plain_grads.w), "{path}: dw");
+            }
         }
-        assert!(worst < 5e-7, "largest error {worst:e}");
-        assert_eq!(tanh(0.0), 0.0);
-        assert_eq!(tanh(20.0), 1.0);
-        assert_eq!(tanh(-20.0), -1.0);
-        assert_eq!(tanh(f32::INFINITY), 1.0);
-        assert!(tanh(f32::NAN).is_nan());
     }
 }

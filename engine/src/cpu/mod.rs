@@ -7,7 +7,13 @@
 //! fused kernel (`additive.rs`) that never builds the `[B, Q, K, h]` tensor of the
 //! composed form, which the tests hold it to. Three helpers serve them: `lanes.rs`, sums in
 //! a fixed order that vectorises, `parallel.rs`, which splits a large output between
-//! threads, and `exp.rs`, the exponential of softmax as a polynomial that vectorises.
+//! threads, and `math.rs`, the engine's own `exp`, `log`, `tanh`, `sigmoid`, `erf` and
+//! `gelu`: polynomials that vectorise and give the same bits on every CPU, used by the
+//! element-wise ops, softmax and the fused additive scores.
+//!
+//! The SIMD kernels (element-wise maps and broadcasts, softmax, the fused additive scores,
+//! matrix products) run on the path [`crate::kernels::active`] names, read on the calling
+//! thread and handed to any threads the kernel starts; every path gives the same bits.
 //!
 //! Kernels trust their arguments: the tensor layer (`crate::ops`) has already checked every
 //! shape and index, so a kernel never needs to report a mistake. They know nothing about
@@ -15,10 +21,10 @@
 
 pub(crate) mod additive;
 pub(crate) mod elementwise;
-mod exp;
 mod gemm;
 mod lanes;
 pub(crate) mod layout;
+pub(crate) mod math;
 pub(crate) mod matmul;
 pub(crate) mod parallel;
 mod pool;

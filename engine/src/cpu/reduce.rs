@@ -5,9 +5,10 @@
 //! reduced independently. Loops run `outer → n → inner` so the innermost loop reads
 //! contiguous memory.
 
-use super::exp::exp;
 use super::lanes::{lane_max, lane_sum};
+use super::math::{self, exp};
 use super::parallel::for_each_block;
+use crate::kernels::{self, KernelPath};
 use crate::spare;
 
 /// Sums each line: `[outer, n, inner] → [outer, inner]`.
@@ -89,9 +90,10 @@ pub(crate) fn softmax_dim(
     }
     if inner == 1 {
         // The last dimension, the usual case: each line is a contiguous row (large tensors
-        // share their rows out between threads).
+        // share their rows out between threads, which run on the path of this one).
+        let path = kernels::active();
         for_each_block(&mut out, n, |start, block| {
-            softmax_rows(&a[start..start + block.len()], block, n, log);
+            softmax_rows(path, &a[start..start + block.len()], block, n, log);
         });
         return out;
     }
@@ -136,24 +138,37 @@ pub(crate) fn softmax_backward_rows(out: &[f32], g: &[f32], n: usize) -> Vec<f32
     dx
 }
 
-/// The softmax (or log-softmax) of each row of `n` values of `src`, written to `dst`. On
-/// x86-64 CPUs that have AVX2 the same code is compiled a second time for 8-wide registers
-/// and chosen at run time; both do the same operations in the same order, so the same bits.
-fn softmax_rows(src: &[f32], dst: &mut [f32], n: usize, log: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2, checked on the line above.
-        return unsafe { softmax_rows_avx2(src, dst, n, log) };
+/// The softmax (or log-softmax) of each row of `n` values of `src`, written to `dst`, on
+/// `path`: the same code compiled for AVX-512, for AVX2 or plain; all three do the same
+/// operations in the same order, so they give the same bits.
+fn softmax_rows(path: KernelPath, src: &[f32], dst: &mut [f32], n: usize, log: bool) {
+    match path {
+        // SAFETY: `kernels::active` names only paths this CPU supports.
+        #[cfg(target_arch = "x86_64")]
+        KernelPath::Avx512 => unsafe { softmax_rows_avx512(src, dst, n, log) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        KernelPath::Avx2 => unsafe { softmax_rows_avx2(src, dst, n, log) },
+        _ => softmax_rows_portable(src, dst, n, log),
     }
+}
+
+/// [`softmax_rows_portable`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn softmax_rows_avx512(src: &[f32], dst: &mut [f32], n: usize, log: bool) {
     softmax_rows_portable(src, dst, n, log)
 }
 
-/// [`softmax_rows_portable`] compiled for AVX2.
+/// [`softmax_rows_portable`] compiled for AVX2 with FMA.
 ///
 /// # Safety
-/// The CPU must support AVX2.
+/// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 unsafe fn softmax_rows_avx2(src: &[f32], dst: &mut [f32], n: usize, log: bool) {
     softmax_rows_portable(src, dst, n, log)
 }
@@ -167,8 +182,8 @@ fn softmax_rows_portable(src: &[f32], dst: &mut [f32], n: usize, log: bool) {
 
 /// The softmax (or log-softmax) of one line `src`, written to `dst`, with one `exp` per
 /// element: the exponentials are kept, summed in a fixed order that vectorises
-/// (`lanes.rs`), then divided by their sum. The `exp` is the engine's own (`exp.rs`), a
-/// polynomial that vectorises, within about one unit in the last place of the exact value.
+/// (`lanes.rs`), then divided by their sum. The `exp` and `log` are the engine's own
+/// (`math.rs`): polynomials that vectorise, within one unit in the last place.
 #[inline(always)]
 fn softmax_line(src: &[f32], dst: &mut [f32], log: bool) {
     let max = lane_max(src);
@@ -180,7 +195,7 @@ fn softmax_line(src: &[f32], dst: &mut [f32], log: bool) {
     }
     let total = lane_sum(dst);
     if log {
-        let log_total = total.ln();
+        let log_total = math::log(total);
         for (d, &x) in dst.iter_mut().zip(src) {
             *d = (x - shift) - log_total;
         }
@@ -263,24 +278,21 @@ mod tests {
         }
     }
 
-    #[cfg(target_arch = "x86_64")]
     #[test]
-    fn the_avx2_build_gives_the_bits_of_the_portable_one() {
-        if !std::is_x86_feature_detected!("avx2") {
-            return; // nothing to compare on this CPU
-        }
+    fn every_path_gives_the_bits_of_the_portable_one() {
         for log in [false, true] {
-            for n in [1, 5, 8, 13, 64, 257] {
-                let a = rows(n, 4);
-                let (mut wide, mut plain) = (vec![0.0; a.len()], vec![0.0; a.len()]);
-                // SAFETY: the CPU supports AVX2, checked above.
-                unsafe { softmax_rows_avx2(&a, &mut wide, n, log) };
-                softmax_rows_portable(&a, &mut plain, n, log);
-                let same = wide
-                    .iter()
-                    .zip(&plain)
-                    .all(|(x, y)| x.to_bits() == y.to_bits());
-                assert!(same, "n {n}, log {log}");
+            for n in [1, 5, 8, 13, 16, 17, 64, 257] {
+                let mut a = rows(n, 4);
+                a[n / 2] = f32::NEG_INFINITY; // a masked position
+                let on = |path| kernels::with_path(path, || softmax_dim(&a, (4, n, 1), log));
+                let plain = on(KernelPath::Portable);
+                for path in KernelPath::supported() {
+                    let same = on(path)
+                        .iter()
+                        .zip(&plain)
+                        .all(|(x, y)| x.to_bits() == y.to_bits());
+                    assert!(same, "{path}: n {n}, log {log}");
+                }
             }
         }
     }

@@ -1,8 +1,14 @@
 //! The scalar functions behind elementwise ops, named so any backend can implement them.
 //!
 //! The tensor layer picks a function by name ([`UnaryFn`], [`BinaryFn`]) and the backend
-//! applies it to every element; the CPU backend calls `apply`, a GPU backend would compile
-//! the same formula into a shader.
+//! applies it to every element; a GPU backend would compile the same formula into a shader.
+//! `apply` is the definition of each result: the transcendental functions (`exp`, `log`,
+//! `tanh`, `sigmoid`, `gelu`) are the engine's own, in `cpu/math.rs`, never the platform's
+//! C library, so they give the same bits on every CPU. The CPU backend chooses the function
+//! once per tensor and runs a loop with `apply` of that one function inlined in it
+//! (`ops/unary.rs`, `ops/arithmetic.rs`), which the compiler vectorises.
+
+use crate::cpu::math;
 
 /// A function of one element.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -32,18 +38,6 @@ pub(crate) enum UnaryFn {
     ClampGrad(f32, f32),
 }
 
-const SQRT_2_OVER_PI: f32 = 0.797_884_6;
-const GELU_CUBIC: f32 = 0.044_715;
-
-fn normal_cdf(x: f32) -> f32 {
-    0.5 * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2))
-}
-
-fn normal_pdf(x: f32) -> f32 {
-    (-0.5 * x * x).exp()
-        * (0.5 * std::f32::consts::FRAC_2_SQRT_PI * std::f32::consts::FRAC_1_SQRT_2)
-}
-
 impl UnaryFn {
     /// The public op this function computes (or whose derivative it is), for messages.
     pub(crate) fn name(self) -> &'static str {
@@ -64,28 +58,25 @@ impl UnaryFn {
         }
     }
 
+    /// The function at `x`. Inlined into each caller, so that with `self` known the `match`
+    /// disappears and only one arm's formula is left in the loop.
+    #[inline(always)]
     pub(crate) fn apply(self, x: f32) -> f32 {
         match self {
             UnaryFn::Neg => -x,
-            UnaryFn::Exp => x.exp(),
-            UnaryFn::Log => x.ln(),
-            UnaryFn::Tanh => x.tanh(),
-            // Written so that neither branch overflows: exp of a large positive never runs.
-            UnaryFn::Sigmoid => {
-                if x >= 0.0 {
-                    1.0 / (1.0 + (-x).exp())
-                } else {
-                    let e = x.exp();
-                    e / (1.0 + e)
-                }
-            }
+            UnaryFn::Exp => math::exp(x),
+            UnaryFn::Log => math::log(x),
+            UnaryFn::Tanh => math::tanh(x),
+            UnaryFn::Sigmoid => math::sigmoid(x),
             UnaryFn::Relu => x.max(0.0),
-            UnaryFn::GeluErf => x * normal_cdf(x),
-            UnaryFn::GeluTanh => {
-                0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x)).tanh())
-            }
+            UnaryFn::GeluErf => math::gelu_erf(x),
+            UnaryFn::GeluTanh => math::gelu_tanh(x),
+            // The square root is one IEEE instruction, correctly rounded on every CPU.
             UnaryFn::Sqrt => x.sqrt(),
-            UnaryFn::Powf(p) => x.powf(p),
+            // `x²` (for `square`, and the derivatives of `tanh` and `mse_loss`) is one
+            // multiplication, correctly rounded, where the general `powf` is a library call.
+            UnaryFn::Powf(2.0) => x * x,
+            UnaryFn::Powf(p) => math::powf(x, p),
             UnaryFn::Step => {
                 if x > 0.0 {
                     1.0
@@ -93,15 +84,8 @@ impl UnaryFn {
                     0.0
                 }
             }
-            // d/dx [x Φ(x)] = Φ(x) + x φ(x)
-            UnaryFn::GeluErfGrad => normal_cdf(x) + x * normal_pdf(x),
-            // With u = √(2/π)(x + c x³) and t = tanh u:
-            // d/dx = 0.5 (1 + t) + 0.5 x (1 - t²) √(2/π)(1 + 3 c x²)
-            UnaryFn::GeluTanhGrad => {
-                let t = (SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x)).tanh();
-                0.5 * (1.0 + t)
-                    + 0.5 * x * (1.0 - t * t) * SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_CUBIC * x * x)
-            }
+            UnaryFn::GeluErfGrad => math::gelu_erf_grad(x),
+            UnaryFn::GeluTanhGrad => math::gelu_tanh_grad(x),
             UnaryFn::Abs => x.abs(),
             UnaryFn::Sign => {
                 if x > 0.0 {
@@ -153,6 +137,8 @@ pub(crate) enum BinaryFn {
 }
 
 impl BinaryFn {
+    /// The function at `(a, b)`, inlined like [`UnaryFn::apply`].
+    #[inline(always)]
     pub(crate) fn apply(self, a: f32, b: f32) -> f32 {
         let truth = |c: bool| if c { 1.0 } else { 0.0 };
         match self {
