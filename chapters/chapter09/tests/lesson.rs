@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use attention::prelude::*;
 use chapter09::*;
 use engine::gradcheck::gradcheck;
+use engine::kernels::{self, KernelPath};
 
 /// A directory of the test's own, removed at the end.
 struct Dir(PathBuf);
@@ -770,28 +771,36 @@ fn the_recorded_model_scores_what_its_history_says() {
     assert!(monotonic >= 950, "{monotonic}");
 }
 
-/// The first steps of the recorded run, replayed: the same losses (to rounding: another
-/// processor may order a sum differently).
+/// Steps of the recorded runs that the tests replay on every kernel path.
+const REPLAYED_STEPS: usize = 100;
+
+/// The first [`REPLAYED_STEPS`] steps of the recorded run, replayed on every kernel path
+/// this CPU has (AVX-512, AVX2, portable): the same losses, bit for bit, as the recording,
+/// whichever CPU made it.
 fn replay<A: DecoderAttention>(name: &str, build: fn(Seq2SeqConfig) -> Seq2Seq<A>) {
     let recorded = recorded(name);
-    let mut t = Trainer::new(recorded.info.config, build);
-    t.train_until(5, |_| {});
-    for (step, (a, b)) in t
-        .history
-        .losses
-        .iter()
-        .zip(&recorded.info.history.losses)
-        .enumerate()
-    {
-        assert!(
-            (a - b).abs() < 1e-4,
-            "{name}, step {step}: {a} now, {b} recorded"
-        );
-    }
     assert_eq!(
         recorded.info.history.losses.len(),
         recorded.info.config.steps
     );
+    let want = &recorded.info.history.losses[..REPLAYED_STEPS];
+    for path in KernelPath::supported() {
+        let losses = kernels::with_path(path, || {
+            let mut t = Trainer::new(recorded.info.config, build);
+            t.train_until(REPLAYED_STEPS, |_| {});
+            t.history.losses
+        });
+        let first_difference = losses
+            .iter()
+            .zip(want)
+            .position(|(a, b)| a.to_bits() != b.to_bits());
+        if let Some(step) = first_difference {
+            panic!(
+                "{name} on the {path} kernels, step {step}: loss {} now, {} recorded",
+                losses[step], want[step]
+            );
+        }
+    }
 }
 
 #[test]
