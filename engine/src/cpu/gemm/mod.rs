@@ -26,12 +26,17 @@
 //!
 //! Threads (`pool.rs`) take runs of `MC` rows of the result one at a time, and each packs
 //! the blocks of `b` it needs itself.
+//!
+//! A product with one column (a matrix times a vector) takes a loop of its own
+//! ([`column`]), which computes that column alone instead of a tile of 16 or 32: the same
+//! definition, without the padding.
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 mod blocked;
+mod column;
 mod pack;
 mod portable;
 
@@ -123,6 +128,9 @@ fn sgemm_on(path: KernelPath, a: View, b: View, out: &mut [f32], threads: usize)
         path.is_supported(),
         "gemm: the CPU cannot run the {path} kernels"
     );
+    if n == 1 && m > 0 {
+        return column::product(path, a, b, out);
+    }
     // SAFETY (the kernels' contract): the CPU supports `path`, checked above.
     unsafe {
         match path {
@@ -249,7 +257,7 @@ mod tests {
     /// one panel across (a read in place) with and without a short last panel, k past one
     /// block of 256, n past one block of 1024, m past one block of 96, k past one stretch
     /// of 2048, and empty products.
-    const SIZES: [(usize, usize, usize); 15] = [
+    const SIZES: [(usize, usize, usize); 17] = [
         (1, 1, 1),
         (12, 7, 32),
         (6, 9, 16),
@@ -265,6 +273,8 @@ mod tests {
         (5, 0, 7),
         (0, 4, 3),
         (13, 4, 0),
+        (97, 513, 1),
+        (0, 3, 1),
     ];
 
     #[test]
@@ -291,6 +301,8 @@ mod tests {
             (100, 7, 1030),
             (97, 260, 17),
             (301, 300, 170), // enough work for 3 threads, each several tiles, the last short
+            (70, 600, 1),    // one column: 32 rows side by side, the last 6 alone
+            (3, 5, 1),
         ] {
             let operands = Operands::seeded(dims, 5);
             let want = operands.definition_in_blocks();
