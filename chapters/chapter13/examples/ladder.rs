@@ -10,7 +10,8 @@
 //! It writes your figure to `target/ch13-ladder.svg` and your numbers to
 //! `target/ch13-sample_ladder.tsv`; the book's sample and figure are left alone unless you
 //! pass `--record`, which rewrites `chapters/chapter13/data/sample_ladder.tsv` and
-//! `book/src/figures/ch13-ladder.svg` with this run.
+//! `book/src/figures/ch13-ladder.svg` with this run, or `--record-second`, which rewrites
+//! the book's second machine, `chapters/chapter13/data/sample_ladder_second.tsv`.
 //!
 //! Each time is the median of several runs (at least 3, for at least 0.3 s) after one run
 //! to warm up; rung 1 runs only up to n = 512, where it still finishes in a few seconds.
@@ -19,7 +20,9 @@
 //! fastest median: other programs can slow a round down but never speed it up, so the
 //! fastest round is the least disturbed.
 //! The engine's product is timed on one thread, like rung 4: the example sets
-//! `MATMUL_NUM_THREADS=1` unless you set it yourself.
+//! `MATMUL_NUM_THREADS=1` unless you set it yourself. It is timed on the best kernel path
+//! of your CPU and, where that is AVX-512, on the AVX2 path too (`engine::kernels`), the
+//! path of CPUs without AVX-512.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -27,6 +30,7 @@ use std::time::{Duration, Instant};
 use chapter13::plots::{FIGURE_SIZE, LADDER_FIGURE, ladder_chart};
 use chapter13::{Kernel, Measurement, Rung, Sample, flops, seeded};
 use engine::Tensor;
+use engine::kernels::{self, KernelPath};
 
 /// The median time of `run`, over at least 3 runs and at least 0.3 s, after one to warm up.
 fn median_time(mut run: impl FnMut()) -> Duration {
@@ -99,12 +103,14 @@ fn target_dir() -> PathBuf {
 fn main() {
     let mut sizes = Vec::new();
     let mut record = false;
+    let mut record_second = false;
     let mut rounds = 1;
     let mut threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--record" => record = true,
+            "--record-second" => record_second = true,
             "--rounds" => {
                 rounds = args
                     .next()
@@ -120,7 +126,7 @@ fn main() {
                     .expect("--threads needs a positive count")
             }
             n => sizes.push(n.parse::<usize>().unwrap_or_else(|_| {
-                panic!("{n:?}: expected a matrix size, --threads N, --rounds N or --record")
+                panic!("{n:?}: expected a matrix size, --threads N, --rounds N, --record or --record-second")
             })),
         }
     }
@@ -142,14 +148,16 @@ fn main() {
         cpu: cpu_name(),
         caches: caches(),
         kernel: kernel.name().to_string(),
+        engine_path: kernels::active().name().to_string(),
         threads,
         rounds,
         results: Vec::new(),
     };
     println!("cpu: {}; caches: {}", sample.cpu, sample.caches);
     println!(
-        "rungs 4 and 5: {} kernel; rung 5: {threads} threads; engine: MATMUL_NUM_THREADS = {}",
+        "rungs 4 and 5: {} kernel; rung 5: {threads} threads; engine: {} path, MATMUL_NUM_THREADS = {}",
         kernel.name(),
+        sample.engine_path,
         std::env::var("MATMUL_NUM_THREADS").unwrap_or_default()
     );
     for round in 1..=rounds {
@@ -165,14 +173,26 @@ fn main() {
                 if rung == Rung::Naive && n > 512 {
                     continue;
                 }
+                // The AVX2 row only where the CPU has AVX2 and its best path is another.
+                let avx2_row =
+                    KernelPath::Avx2.is_supported() && kernels::active() != KernelPath::Avx2;
+                if rung == Rung::EngineAvx2 && !avx2_row {
+                    continue;
+                }
                 let mut c = vec![0.0; n * n];
-                let time = if rung == Rung::Engine {
+                let time = if matches!(rung, Rung::Engine | Rung::EngineAvx2) {
                     let (ta, tb) = (
                         Tensor::from_vec(a.clone(), [n, n]),
                         Tensor::from_vec(b.clone(), [n, n]),
                     );
-                    c = engine::no_grad(|| ta.matmul(&tb)).to_vec();
-                    median_time(|| drop(engine::no_grad(|| ta.matmul(&tb))))
+                    let path = match rung {
+                        Rung::EngineAvx2 => KernelPath::Avx2,
+                        _ => kernels::active(),
+                    };
+                    kernels::with_path(path, || {
+                        c = engine::no_grad(|| ta.matmul(&tb)).to_vec();
+                        median_time(|| drop(engine::no_grad(|| ta.matmul(&tb))))
+                    })
                 } else {
                     let run = |c: &mut [f32]| match rung {
                         Rung::Naive => chapter13::naive(&a, &b, c, n, n, n),
@@ -180,7 +200,7 @@ fn main() {
                         Rung::Blocked => chapter13::blocked(&a, &b, c, n, n, n),
                         Rung::Simd => chapter13::simd(&a, &b, c, n, n, n),
                         Rung::Threads => chapter13::threaded(&a, &b, c, n, n, n, threads),
-                        Rung::Engine => unreachable!("timed above"),
+                        Rung::Engine | Rung::EngineAvx2 => unreachable!("timed above"),
                     };
                     median_time(|| run(&mut c))
                 };
@@ -238,6 +258,15 @@ fn main() {
         println!(
             "recorded: {} and the book's {LADDER_FIGURE}; rerun the tour and update the page",
             committed.display()
+        );
+    }
+    if record_second {
+        let second =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/sample_ladder_second.tsv");
+        write(&second, &text);
+        println!(
+            "recorded: {}; rerun the tour and update the page",
+            second.display()
         );
     }
 }

@@ -201,10 +201,17 @@ pub fn tour() -> String {
     let sample = Sample::committed();
     line(format!("cpu: {}", sample.cpu));
     line(format!(
-        "caches: {}; rungs 4 and 5: {} kernel; rung 5: {} threads; fastest of {} rounds",
-        sample.caches, sample.kernel, sample.threads, sample.rounds
+        "caches: {}; rungs 4 and 5: {} kernel; rung 5: {} threads; engine: {} path; fastest of {} rounds",
+        sample.caches, sample.kernel, sample.threads, sample.engine_path, sample.rounds
     ));
     line(sample.table());
+    let second = Sample::second_machine();
+    line(format!("a second machine: {}", second.cpu));
+    line(format!(
+        "caches: {}; rungs 4 and 5: {} kernel; rung 5: {} threads; engine: {} and AVX2 paths; fastest of {} rounds",
+        second.caches, second.kernel, second.threads, second.engine_path, second.rounds
+    ));
+    line(second.table());
     // ANCHOR_END: tour_sample
 
     line("== 3. The memory of additive attention".into());

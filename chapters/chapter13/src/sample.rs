@@ -19,20 +19,24 @@ pub enum Rung {
     Simd,
     /// [`threaded`](crate::threaded): rung 4 on several threads.
     Threads,
-    /// [`engine::Tensor::matmul`]: the engine's own blocked kernel, on the kernel path of
-    /// the CPU (see [`engine::kernels`]).
+    /// [`engine::Tensor::matmul`]: the engine's own blocked kernel, on the best kernel path
+    /// of the CPU (see [`engine::kernels`]).
     Engine,
+    /// [`engine::Tensor::matmul`] on the AVX2 path (`ENGINE_KERNEL=avx2`), as on a CPU that
+    /// has AVX2 but not AVX-512: run only where the best path is another one.
+    EngineAvx2,
 }
 
 impl Rung {
     /// Every rung, in order.
-    pub const ALL: [Rung; 6] = [
+    pub const ALL: [Rung; 7] = [
         Rung::Naive,
         Rung::LoopOrder,
         Rung::Blocked,
         Rung::Simd,
         Rung::Threads,
         Rung::Engine,
+        Rung::EngineAvx2,
     ];
 
     /// The name used in the data file.
@@ -44,6 +48,7 @@ impl Rung {
             Rung::Simd => "simd",
             Rung::Threads => "threads",
             Rung::Engine => "engine",
+            Rung::EngineAvx2 => "engine_avx2",
         }
     }
 
@@ -60,7 +65,7 @@ impl Rung {
             Rung::LoopOrder => Some(Rung::Naive),
             Rung::Blocked => Some(Rung::LoopOrder),
             Rung::Simd => Some(Rung::Blocked),
-            Rung::Threads | Rung::Engine => Some(Rung::Simd),
+            Rung::Threads | Rung::Engine | Rung::EngineAvx2 => Some(Rung::Simd),
         }
     }
 
@@ -73,6 +78,7 @@ impl Rung {
             Rung::Simd => "4 SIMD",
             Rung::Threads => "5 threads",
             Rung::Engine => "engine",
+            Rung::EngineAvx2 => "engine AVX2",
         }
     }
 
@@ -85,6 +91,7 @@ impl Rung {
             Rung::Simd => "4 SIMD micro-kernel",
             Rung::Threads => "5 threads",
             Rung::Engine => "engine (Tensor::matmul)",
+            Rung::EngineAvx2 => "engine, AVX2 path",
         }
     }
 }
@@ -111,6 +118,8 @@ pub struct Sample {
     pub caches: String,
     /// The micro-kernel rungs 4 and 5 ran ([`Kernel::name`](crate::Kernel::name)).
     pub kernel: String,
+    /// The kernel path of the engine's row ([`engine::kernels::KernelPath::name`]).
+    pub engine_path: String,
     /// The number of threads of rung 5.
     pub threads: usize,
     /// How many times the whole ladder was measured; each rung keeps its fastest round.
@@ -121,6 +130,8 @@ pub struct Sample {
 
 /// The committed sample run (see [`Sample::committed`]).
 const COMMITTED: &str = include_str!("../data/sample_ladder.tsv");
+/// The second machine's committed run (see [`Sample::second_machine`]).
+const SECOND: &str = include_str!("../data/sample_ladder_second.tsv");
 
 impl Sample {
     /// The run recorded for the book, `data/sample_ladder.tsv`: one machine's numbers,
@@ -129,9 +140,16 @@ impl Sample {
         Sample::parse(COMMITTED).unwrap_or_else(|e| panic!("data/sample_ladder.tsv: {e}"))
     }
 
+    /// A second machine's run, `data/sample_ladder_second.tsv`, whose CPU has AVX-512 and
+    /// on which the engine was also timed on its AVX2 path: rewritten only by `cargo run
+    /// --release -p chapter13 --example ladder -- --record-second`.
+    pub fn second_machine() -> Sample {
+        Sample::parse(SECOND).unwrap_or_else(|e| panic!("data/sample_ladder_second.tsv: {e}"))
+    }
+
     /// Reads the data file's format: `#` comments, then tab-separated lines
-    /// `cpu NAME`, `caches LIST`, `kernel NAME`, `threads N`, `rounds N` and
-    /// `gflops RUNG N VALUE`.
+    /// `cpu NAME`, `caches LIST`, `kernel NAME`, `engine_path NAME`, `threads N`,
+    /// `rounds N` and `gflops RUNG N VALUE`.
     ///
     /// # Errors
     /// The line number and what is wrong with it.
@@ -140,6 +158,7 @@ impl Sample {
             cpu: String::new(),
             caches: String::new(),
             kernel: String::new(),
+            engine_path: String::new(),
             threads: 0,
             rounds: 1,
             results: Vec::new(),
@@ -155,6 +174,7 @@ impl Sample {
                 ["cpu", name] => sample.cpu = name.to_string(),
                 ["caches", list] => sample.caches = list.to_string(),
                 ["kernel", name] => sample.kernel = name.to_string(),
+                ["engine_path", name] => sample.engine_path = name.to_string(),
                 ["threads", t] => sample.threads = t.parse().map_err(|_| bad("not a count"))?,
                 ["rounds", r] => sample.rounds = r.parse().map_err(|_| bad("not a count"))?,
                 ["gflops", rung, n, value] => sample.results.push(Measurement {
@@ -164,7 +184,7 @@ impl Sample {
                 }),
                 _ => {
                     return Err(bad(
-                        "expected cpu, caches, kernel, threads, rounds or gflops",
+                        "expected cpu, caches, kernel, engine_path, threads, rounds or gflops",
                     ));
                 }
             }
@@ -177,11 +197,13 @@ impl Sample {
         let mut out = String::from(
             "# One machine's run of the matrix-product ladder (GFLOP/s of [n, n] · [n, n]), recorded with\n\
              #   cargo run --release -p chapter13 --example ladder -- --record --rounds N\n\
-             # The book's figure ch13-ladder.svg is drawn from it. Your machine's numbers will differ.\n",
+             # (the book's sample, from which its figure ch13-ladder.svg is drawn), or with\n\
+             # --record-second (the book's second machine). Your machine's numbers will differ.\n",
         );
         let _ = writeln!(out, "cpu\t{}", self.cpu);
         let _ = writeln!(out, "caches\t{}", self.caches);
         let _ = writeln!(out, "kernel\t{}", self.kernel);
+        let _ = writeln!(out, "engine_path\t{}", self.engine_path);
         let _ = writeln!(out, "threads\t{}", self.threads);
         let _ = writeln!(out, "rounds\t{}", self.rounds);
         for m in &self.results {
@@ -206,16 +228,25 @@ impl Sample {
         sizes
     }
 
-    /// A table with one row per rung and one column per size, in GFLOP/s (`-` where a rung
-    /// was not run), and the speed-up of each rung over the one it improves on, at the
-    /// largest size where every rung was run.
+    /// The rungs measured at some size, in order (the AVX2 row of the engine is left out on
+    /// CPUs whose best path is AVX2).
+    pub fn rungs(&self) -> Vec<Rung> {
+        Rung::ALL
+            .into_iter()
+            .filter(|&r| self.results.iter().any(|m| m.rung == r))
+            .collect()
+    }
+
+    /// A table with one row per rung measured and one column per size, in GFLOP/s (`-`
+    /// where a rung was not run), and the speed-up of each rung over the one it improves
+    /// on, at the largest size where every rung was run.
     pub fn table(&self) -> String {
-        let sizes = self.sizes();
+        let (sizes, rungs) = (self.sizes(), self.rungs());
         let common = sizes
             .iter()
             .rev()
             .copied()
-            .find(|&n| Rung::ALL.iter().all(|&r| self.gflops(r, n).is_some()));
+            .find(|&n| rungs.iter().all(|&r| self.gflops(r, n).is_some()));
         let mut out = format!("{:<26}", "GFLOP/s");
         for n in &sizes {
             let _ = write!(out, "{:>10}", format!("n = {n}"));
@@ -225,9 +256,12 @@ impl Sample {
             None => writeln!(out),
         }
         .expect("writing to a string");
-        for rung in Rung::ALL {
+        for rung in rungs {
             let label = match rung {
                 Rung::Threads => format!("{} ({})", rung.label(), self.threads),
+                Rung::Engine if !self.engine_path.is_empty() => {
+                    format!("engine, {} path", self.engine_path)
+                }
                 _ => rung.label().to_string(),
             };
             let _ = write!(out, "{label:<26}");

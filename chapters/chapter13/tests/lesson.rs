@@ -283,16 +283,23 @@ fn a_slice_of_the_wrong_length_is_named_with_the_sizes_it_needs() {
 }
 
 #[test]
-fn the_committed_sample_reads_back_exactly_and_covers_every_rung() {
-    let sample = Sample::committed();
-    assert_eq!(Sample::parse(&sample.to_text()), Ok(sample.clone()));
-    assert!(!sample.cpu.is_empty() && sample.threads > 0);
+fn the_committed_samples_read_back_exactly_and_cover_every_rung() {
     let n = chapter13::plots::FIGURE_SIZE;
-    for rung in Rung::ALL {
-        let g = sample
-            .gflops(rung, n)
-            .unwrap_or_else(|| panic!("{rung:?} at n = {n}"));
-        assert!(g > 0.0, "{rung:?}: {g}");
+    // The book's sample predates the engine's AVX2 path; the second machine has every rung.
+    for (sample, rungs) in [
+        (Sample::committed(), &Rung::ALL[..6]),
+        (Sample::second_machine(), &Rung::ALL[..]),
+    ] {
+        assert_eq!(Sample::parse(&sample.to_text()), Ok(sample.clone()));
+        assert!(!sample.cpu.is_empty() && sample.threads > 0);
+        assert_eq!(sample.engine_path, "avx512", "{}", sample.cpu);
+        assert_eq!(sample.rungs(), rungs, "{}", sample.cpu);
+        for &rung in rungs {
+            let g = sample
+                .gflops(rung, n)
+                .unwrap_or_else(|| panic!("{rung:?} at n = {n}"));
+            assert!(g > 0.0, "{rung:?}: {g}");
+        }
     }
 }
 
@@ -316,12 +323,14 @@ fn the_table_shows_each_rung_its_speed_up_and_a_dash_where_it_did_not_run() {
         (Rung::Simd, 256, 48.0),
         (Rung::Threads, 256, 90.0),
         (Rung::Engine, 256, 96.0),
+        (Rung::EngineAvx2, 256, 84.0),
         (Rung::LoopOrder, 1024, 4.0),
     ];
     let sample = Sample {
         cpu: "test".into(),
         caches: "L1 1 KiB".into(),
         kernel: "portable".into(),
+        engine_path: "portable".into(),
         threads: 2,
         rounds: 1,
         results: results
@@ -331,10 +340,10 @@ fn the_table_shows_each_rung_its_speed_up_and_a_dash_where_it_did_not_run() {
     };
     let table = sample.table();
     let lines: Vec<&str> = table.lines().collect();
-    assert_eq!(lines.len(), 7, "{table}");
+    assert_eq!(lines.len(), 8, "{table}");
     assert!(lines[0].ends_with("speed-up at n = 256"), "{table}");
-    // Speed-ups over the rung each improves on: 8/1, 12/8, 48/12, 90/48, and 96/48 for the
-    // engine against rung 4.
+    // Speed-ups over the rung each improves on: 8/1, 12/8, 48/12, 90/48, and 96/48 and
+    // 84/48 for the engine's two paths against rung 4.
     let tails = [
         "",
         "8.0× 1 naive",
@@ -342,6 +351,7 @@ fn the_table_shows_each_rung_its_speed_up_and_a_dash_where_it_did_not_run() {
         "4.0× 3 blocked",
         "1.9× 4 SIMD",
         "2.0× 4 SIMD",
+        "1.8× 4 SIMD",
     ];
     for (line, tail) in lines[1..].iter().zip(tails) {
         assert!(
@@ -355,6 +365,23 @@ fn the_table_shows_each_rung_its_speed_up_and_a_dash_where_it_did_not_run() {
         lines[1]
     );
     assert!(lines[5].starts_with("5 threads (2)"), "{}", lines[5]);
+    assert!(
+        lines[6].starts_with("engine, portable path"),
+        "{}",
+        lines[6]
+    );
+    assert!(lines[7].starts_with("engine, AVX2 path"), "{}", lines[7]);
+    // Where the engine's best path is AVX2 its AVX2 row is not measured: no row, and the
+    // speed-ups are still shown.
+    let mut without = sample.clone();
+    without.results.retain(|m| m.rung != Rung::EngineAvx2);
+    let table = without.table();
+    assert_eq!(table.lines().count(), 7, "{table}");
+    assert!(!table.contains("AVX2 path"), "{table}");
+    assert!(
+        table.lines().nth(6).unwrap().ends_with("2.0× 4 SIMD"),
+        "{table}"
+    );
 }
 
 /// The broadcast form, with the engine's ops: builds `[B, Q, K, h]`.
