@@ -37,7 +37,10 @@ fn ms(t: Duration) -> f64 {
 
 fn main() {
     let (batch, d) = (4, 64);
-    println!("batch {batch}, d = h = {d}, self-attention over n tokens (Q = K = n), no gradient");
+    println!(
+        "batch {batch}, d = h = {d}, self-attention over n tokens (Q = K = n), no gradient; kernel path {}",
+        engine::kernels::active()
+    );
     println!(
         "| {:>4} | {:>13} | {:>16} | {:>13} | {:>16} |",
         "n", "additive (ms)", "dot product (ms)", "additive peak", "dot-product peak"
