@@ -61,15 +61,7 @@ fn time_copies(len: usize) -> (f64, Option<f64>) {
 
 fn main() -> Result<(), String> {
     let record = std::env::args().any(|a| a == "--record");
-    if record && cfg!(debug_assertions) {
-        return Err(
-            "--record writes the book's sample: run it with a release build (cargo run --release ...)"
-                .into(),
-        );
-    }
-    if cfg!(debug_assertions) {
-        eprintln!("note: a debug build; for meaningful times add --release");
-    }
+    chapter08::check_build_for_timing(record)?;
     manual_seed(0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut out = format!(

@@ -67,15 +67,7 @@ fn time_one_token(layer: &CausalSelfAttention, x: &Tensor, t: usize) -> SpeedRow
 
 fn main() -> Result<(), String> {
     let record = std::env::args().any(|a| a == "--record");
-    if record && cfg!(debug_assertions) {
-        return Err(
-            "--record writes the book's sample: run it with a release build (cargo run --release ...)"
-                .into(),
-        );
-    }
-    if cfg!(debug_assertions) {
-        eprintln!("note: a debug build; for meaningful times add --release");
-    }
+    chapter08::check_build_for_timing(record)?;
     manual_seed(0);
     let layer = chapter08::causal_layer(SPEED_NUM_HIDDENS, SPEED_HEADS);
     let longest = SPEED_POSITIONS[SPEED_POSITIONS.len() - 1];

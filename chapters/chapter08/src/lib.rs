@@ -41,8 +41,8 @@ pub use decoding::{
 pub use pitfalls::{decode_past_the_capacity, error_of_new_tokens, panic_message, two_sequences};
 pub use speed::{
     COPY_LENGTHS, SAMPLE_CHART_TITLE, SAMPLE_COPIES, SAMPLE_SPEED, SAMPLE_SPEED_BEFORE,
-    SPEED_HEADS, SPEED_NUM_HIDDENS, SPEED_POSITIONS, SpeedRow, SpeedRun, sample_run,
-    sample_run_before, sample_speed_chart, speed_chart,
+    SPEED_HEADS, SPEED_NUM_HIDDENS, SPEED_POSITIONS, SpeedRow, SpeedRun, check_build_for_timing,
+    sample_run, sample_run_before, sample_speed_chart, speed_chart,
 };
 pub use validity::{change_the_future, weights_heatmap, weights_two_ways};
 

@@ -196,3 +196,22 @@ pub fn sample_speed_chart() -> String {
         SAMPLE_CHART_TITLE,
     )
 }
+
+/// What the timing examples (`speed`, `copies`) check before they run: `--record`, which
+/// writes the book's sample, needs a release build, and any other run of a debug build is
+/// warned that its times mean little.
+///
+/// # Errors
+/// `--record` asked of a debug build.
+pub fn check_build_for_timing(record: bool) -> Result<(), String> {
+    if record && cfg!(debug_assertions) {
+        return Err(
+            "--record writes the book's sample: run it with a release build (cargo run --release ...)"
+                .into(),
+        );
+    }
+    if cfg!(debug_assertions) {
+        eprintln!("note: a debug build; for meaningful times add --release");
+    }
+    Ok(())
+}
