@@ -63,6 +63,15 @@ const SQRT_2_OVER_PI: f32 = 0.797_884_6;
 /// The cubic coefficient of `gelu`'s `tanh` form.
 const GELU_CUBIC: f32 = 0.044_715;
 
+/// `c[0]·xⁿ⁻¹ + … + c[n−1]` by Horner's rule, one multiply and one add per coefficient
+/// after the first, from the highest power down. (Starting from 0 instead of `c[0]` would
+/// give the same bits for any `x` that is not infinite, `0·x + c[0]` being exactly `c[0]`,
+/// for one more multiply and add; every argument given here is bounded.)
+#[inline(always)]
+fn horner<const N: usize>(c: &[f32; N], x: f32) -> f32 {
+    c[1..].iter().fold(c[0], |acc, &k| acc * x + k)
+}
+
 /// `eˣ`, within 1 ulp: `x = n·ln 2 + r` with `n` a whole number and `|r| ≤ ln 2 / 2`,
 /// `eʳ ≈ 1 + r + r²·P(r)`, times `2ⁿ`. `exp(−∞) = 0` and `exp(0) = 1` exactly (softmax
 /// gives a masked position a weight of exactly 0), `exp(+∞) = +∞`, NaN stays NaN, and
@@ -85,7 +94,7 @@ pub(crate) fn exp(x: f32) -> f32 {
     let shifted = clamped * std::f32::consts::LOG2_E + ROUND;
     let n = shifted - ROUND;
     let r = (clamped - n * LN2_HI) - n * LN2_LO;
-    let p = P.iter().fold(0.0, |acc, &c| acc * r + c);
+    let p = horner(&P, r);
     let e_r = (p * (r * r) + r) + 1.0;
     // 2ⁿ from the bits of two powers of two (exponent field k + 127, mantissa 0): n is in
     // [-126, 128] and 2¹²⁸ is not an `f32`, but both halves of n are small. Multiplying by
@@ -163,8 +172,7 @@ pub(crate) fn tanh(x: f32) -> f32 {
     const Q: [f32; 4] = [1.198_258_4e-6, 1.185_347_1e-4, 2.268_434_6e-3, 4.893_525e-3];
     let c = x.clamp(-CLAMP, CLAMP);
     let c2 = c * c;
-    let p = P.iter().fold(0.0, |acc, &k| acc * c2 + k);
-    let q = Q.iter().fold(0.0, |acc, &k| acc * c2 + k);
+    let (p, q) = (horner(&P, c2), horner(&Q, c2));
     let t = c * p / q;
     if x.abs() < TINY { x } else { t }
 }
@@ -205,8 +213,7 @@ pub(crate) fn erf(x: f32) -> f32 {
     const ONE_FROM: f32 = 3.919_206;
     let c = x.clamp(-4.0, 4.0);
     let c2 = c * c;
-    let p = ALPHA.iter().fold(0.0, |acc, &k| acc * c2 + k);
-    let q = BETA.iter().fold(0.0, |acc, &k| acc * c2 + k);
+    let (p, q) = (horner(&ALPHA, c2), horner(&BETA, c2));
     // `c · (p / q)` rather than Eigen's `(c · p) / q`: for a tiny `c`, `c · p` would be a
     // subnormal and lose precision, where `p / q ≈ 2/√π` never does.
     if x.abs() >= ONE_FROM {
