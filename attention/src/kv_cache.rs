@@ -485,6 +485,25 @@ mod tests {
     }
 
     #[test]
+    fn empty_keys_or_values_give_empty_sums_and_empty_rows() {
+        // Keys of size 0: every score is an empty sum, 0. Values of size 0: every output
+        // row is empty. Neither may split a buffer into chunks of 0.
+        let mut cache = KvCache::new(4);
+        cache.append(&Tensor::ones([1, 2, 3, 0]), &Tensor::ones([1, 2, 3, 0]));
+        let scores = cache.scores(&Tensor::ones([1, 2, 2, 0]));
+        assert_eq!(scores.shape(), &[1, 2, 2, 3]);
+        assert!(scores.to_vec().iter().all(|&s| s == 0.0));
+        let out = cache.weighted_values(&Tensor::ones([1, 2, 2, 3]));
+        assert_eq!(out.shape(), &[1, 2, 2, 0]);
+        // No token stored yet (an append of none sets the layout): every output is an
+        // empty sum, 0.
+        let mut none = KvCache::new(4);
+        none.append(&Tensor::ones([1, 2, 0, 3]), &Tensor::ones([1, 2, 0, 5]));
+        let out = none.weighted_values(&Tensor::ones([1, 2, 2, 0]));
+        assert_eq!(out.to_vec(), vec![0.0; 20]);
+    }
+
+    #[test]
     fn random_values_read_in_place_agree_with_the_copies_to_rounding() {
         engine::manual_seed(3);
         let mut cache = KvCache::new(3);
