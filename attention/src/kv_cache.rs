@@ -484,6 +484,53 @@ mod tests {
         }
     }
 
+    /// `weighted_sum` written out: each column summed over the rows in `S` interleaved
+    /// running sums (row `j` into sum `j % S`, a last incomplete group into sum 0), added
+    /// in order at the end, with `S` = 1, 2, 4 for the blocks of 32, 16, 8 columns taken
+    /// from the left, and 4 for each column after them.
+    fn weighted_sum_by_definition(weights: &[f32], rows: &[f32], d: usize) -> Vec<f32> {
+        let mut sets = Vec::new();
+        while sets.len() < d {
+            let (width, s) = match d - sets.len() {
+                32.. => (32, 1),
+                16.. => (16, 2),
+                8.. => (8, 4),
+                _ => (1, 4),
+            };
+            sets.extend(std::iter::repeat_n(s, width));
+        }
+        (0..d)
+            .map(|c| {
+                let s = sets[c];
+                let whole = weights.len() - weights.len() % s;
+                let mut sums = vec![0.0f32; s];
+                for (j, &w) in weights.iter().enumerate() {
+                    let set = if j < whole { j % s } else { 0 };
+                    sums[set] += w * rows[j * d + c];
+                }
+                sums.iter().sum()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn weighted_sums_add_in_the_order_their_definition_states() {
+        // 59 columns: blocks of 32, 16 and 8, then 3 single columns; 9 rows: groups of 1,
+        // 2 and 4 with a remainder.
+        let (d, len) = (59, 9);
+        engine::manual_seed(11);
+        let weights = Tensor::randn([len]).to_vec();
+        let rows = Tensor::randn([len * d]).to_vec();
+        let mut out = vec![f32::NAN; d];
+        weighted_sum(&weights, &rows, &mut out);
+        let want = weighted_sum_by_definition(&weights, &rows, d);
+        let first = out
+            .iter()
+            .zip(&want)
+            .position(|(a, b)| a.to_bits() != b.to_bits());
+        assert_eq!(first, None, "{out:?}\n{want:?}");
+    }
+
     #[test]
     fn empty_keys_or_values_give_empty_sums_and_empty_rows() {
         // Keys of size 0: every score is an empty sum, 0. Values of size 0: every output
