@@ -9,11 +9,13 @@
 //! |---|---|---|---|
 //! | [`KernelPath::Avx512`] | x86-64 with AVX-512F | 12 × 32 tiles, 16 lanes | 16 lanes |
 //! | [`KernelPath::Avx2`] | x86-64 with AVX2 and FMA | 6 × 16 tiles, 8 lanes | 8 lanes |
-//! | [`KernelPath::Portable`] | any | one element at a time (`f32::mul_add`) | one element at a time |
+//! | [`KernelPath::Portable`] | any | 4 × 16 tiles in plain Rust, `f32::mul_add` per step | the target's baseline (4 lanes of SSE2 on x86-64) |
 //!
 //! So a training run, a tour or a test prints the same numbers on a laptop with AVX2, a
-//! server with AVX-512 and any other CPU. The portable path is the definition: slow, but
-//! plain, and a test holds every other path to it.
+//! server with AVX-512 and any other CPU. The portable path is the definition in plain
+//! Rust, with no instruction the target may lack: its matrix products are slow (a fused
+//! multiply-add without the FMA instruction is a call to the C library's exact `fmaf`), and
+//! tests hold every other path to its bits.
 //!
 //! The path is, in order: the one set for this thread by [`with_path`], else the
 //! environment variable `ENGINE_KERNEL` (`avx512`, `avx2` or `portable`, read once per
