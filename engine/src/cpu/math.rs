@@ -394,6 +394,11 @@ mod tests {
         let smallest = f32::from_bits(1); // 2⁻¹⁴⁹
         assert_eq!(log(smallest), (-149.0 * std::f64::consts::LN_2) as f32);
         assert_eq!(log(f32::MAX), (f32::MAX as f64).ln() as f32);
+        // At the edge of the split of the mantissa, m = √½ exactly (x = √2 as an f32), the
+        // definition takes m − 1 without doubling m: the correctly rounded value (the
+        // other branch rounds to its neighbour).
+        let root_two = std::f32::consts::SQRT_2;
+        assert_eq!(log(root_two), (root_two as f64).ln() as f32);
     }
 
     #[test]
