@@ -402,6 +402,24 @@ mod tests {
     }
 
     #[test]
+    fn tanh_is_x_itself_below_4e_4_and_the_rational_function_from_there() {
+        // The definition's edge, pinned bit for bit: every path must take the same side.
+        // Just below it, x (within half an ulp of tanh x there); at it, the rational
+        // function, 2 ulp below the exact value where x itself would be 1 ulp above.
+        let edge: f32 = 4e-4;
+        for sign in [1.0f32, -1.0] {
+            let below = sign * edge.next_down(); // the next f32 towards 0
+            assert_eq!(tanh(below), below);
+            let at = sign * edge;
+            assert_eq!(
+                tanh(at).to_bits(),
+                (sign * f32::from_bits(970_045_204)).to_bits()
+            );
+            assert_ne!(tanh(at), at);
+        }
+    }
+
+    #[test]
     fn tanh_is_within_7_ulp_and_2e_7_of_the_exact_value() {
         let (worst, at) = worst_ulps(both_signs(), tanh, f64::tanh);
         assert!(worst <= 7.0, "{worst} ulp at {at}");
