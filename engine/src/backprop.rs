@@ -52,7 +52,7 @@ impl Tensor {
                 self.shape()
             )
         });
-        self.backward_with(&Tensor::ones(self.shape()));
+        self.backward_with(&self.ones_like());
     }
 
     /// Like [`backward`](Tensor::backward), starting from the given upstream gradient (the
@@ -132,6 +132,8 @@ fn run_backward(root: &Tensor, upstream: Tensor) {
             anomaly::check_backward(op, i, &g);
             let input = inputs[i];
             debug_assert_eq!(g.shape(), input.shape(), "gradient shape of {}", op.name());
+            // A CPU scalar used with a GPU tensor gets its gradient back on the CPU.
+            let g = g.to(&input.device());
             let total = match grads.remove(&input.0.id) {
                 Some(old) => &old + &g,
                 None => g,
@@ -298,7 +300,11 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
             let mut after = x.shape().to_vec();
             after[*dim] = x.shape()[*dim] - start - g.shape()[*dim];
             Tensor::concat(
-                &[Tensor::zeros(&before), g.clone(), Tensor::zeros(&after)],
+                &[
+                    Tensor::zeros(&before).to(&g.device()),
+                    g.clone(),
+                    Tensor::zeros(&after).to(&g.device()),
+                ],
                 *dim,
             )
         }),
@@ -308,6 +314,7 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
         Op::IndexSelect { x, dim, index } => {
             one(x, &|| g.index_add_rows(*dim, index, x.shape()[*dim]))
         }
+        Op::To(x) => one(x, &|| g.to(&x.device())),
         Op::Where { cond, a, b } => {
             let zero = Tensor::scalar(0.0);
             vec![
@@ -351,6 +358,20 @@ impl Tensor {
         let mut shape = self.shape().to_vec();
         shape[dim] = size;
         let parts = crate::shape::split_at_dim(&shape, dim);
+        #[cfg(feature = "wgpu")]
+        if let Some(g) = self.on_gpu() {
+            // Entry (o, j, i) of `self` goes to (o, index[j], i) of the result.
+            let (outer, _, inner) = parts;
+            let mut targets = Vec::with_capacity(self.numel());
+            for o in 0..outer {
+                for &row in index {
+                    targets.extend((0..inner).map(|i| (o * size + row) * inner + i));
+                }
+            }
+            let n = crate::shape::numel(&shape);
+            let out = crate::gpu::kernels::scatter_add("index_select", &g, &targets, n);
+            return Tensor::from_gpu("index_select", out, shape, None);
+        }
         let data = crate::cpu::layout::index_add(self.buffer().as_slice(), parts, index);
         Tensor::from_parts("index_select", data, shape)
     }
@@ -359,6 +380,11 @@ impl Tensor {
     /// `i` of `self` added at offset `offsets[i]`.
     fn scatter_add_offsets(&self, offsets: &[usize], shape: &[usize]) -> Tensor {
         let n = crate::shape::numel(shape);
+        #[cfg(feature = "wgpu")]
+        if let Some(g) = self.on_gpu() {
+            let out = crate::gpu::kernels::scatter_add("gather", &g, offsets, n);
+            return Tensor::from_gpu("gather", out, shape.to_vec(), None);
+        }
         let data = crate::cpu::select::scatter_add(self.buffer().as_slice(), offsets, n);
         Tensor::from_parts("gather", data, shape.to_vec())
     }

@@ -220,6 +220,46 @@ pub(crate) fn zero_one(op: &str, what: &str, values: &[f32]) {
     }
 }
 
+/// The device the op's inputs live on, where it runs. Tensors on two devices are a mistake
+/// (the op names both), except a 0-dimensional CPU tensor, a scalar, which goes with a
+/// tensor on any device, as in PyTorch.
+#[track_caller]
+pub(crate) fn device(op: &str, inputs: &[&crate::Tensor]) -> crate::Device {
+    let mut found: Option<(crate::Device, usize)> = None;
+    for (i, t) in inputs.iter().enumerate() {
+        let d = t.device();
+        if d.is_cpu() && t.rank() == 0 {
+            continue;
+        }
+        match &found {
+            None => found = Some((d, i)),
+            Some((first, j)) if *first != d => fail(
+                op,
+                format!(
+                    "its inputs live on two devices: input {j} {:?} on {first}, input {i} {:?} on {d}\n  hint: move one with .to(&device) first, e.g. x.to(&y.device())",
+                    inputs[*j].shape(),
+                    t.shape()
+                ),
+            ),
+            Some(_) => {}
+        }
+    }
+    found.map_or(crate::Device::Cpu, |(d, _)| d)
+}
+
+/// Fails for an op that has no GPU kernel, when its input lives on a GPU: never computed
+/// silently on the CPU.
+#[track_caller]
+pub(crate) fn no_gpu_kernel(op: &str, x: &crate::Tensor) {
+    let device = x.device();
+    ensure(device.is_cpu(), op, || {
+        format!(
+            "{op} has no GPU kernel, and its input {:?} lives on {device}\n  hint: compute it on the CPU and move the result back: x.to(&Device::Cpu).{op}(…).to(&device)",
+            x.shape()
+        )
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

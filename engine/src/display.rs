@@ -104,8 +104,8 @@ impl fmt::Display for Tensor {
     /// assert_eq!(format!("{t:.1}"), "tensor([[ 1.0, -2.5],\n        [ 3.0,  4.0]], shape=[2, 2])");
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let buffer = self.buffer();
-        let data = buffer.as_slice();
+        let values = self.to_vec();
+        let data = values.as_slice();
         let summarize = data.len() > SUMMARY_THRESHOLD;
         let decimals = f.precision().unwrap_or(DEFAULT_DECIMALS);
         let width = data

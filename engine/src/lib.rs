@@ -29,7 +29,9 @@
 //! 4. [`nn`]: layers built from a config ([`nn::Linear`], [`nn::Embedding`], …), the
 //!    [`nn::Module`] trait, and saving or loading weights by name ([`nn::StateDict`]).
 //! 5. [`optim`]: [`optim::Sgd`], [`optim::Adam`], gradient clipping.
-//! 6. The tools for when things go wrong: [`memory`] (bytes held, peak, a budget) and
+//! 6. [`Device`]: where values live and ops run, the CPU or (with the `wgpu` feature) a
+//!    GPU; [`Tensor::to`] moves a tensor, [`Device::best`] picks the GPU when there is one.
+//! 7. The tools for when things go wrong: [`memory`] (bytes held, peak, a budget) and
 //!    [`anomaly`] (the first op that made a NaN); [`threads`], the number of threads
 //!    of large element-wise kernels; and [`kernels`], which SIMD kernels compute (the same
 //!    bits on every CPU).
@@ -42,28 +44,36 @@
 //! - `op.rs`: the list of differentiable ops; `backprop.rs`: `backward` and every derivative.
 //! - `cpu/`: the kernels, plain loops over slices (matrix products go through a blocked
 //!   SIMD kernel, `cpu/gemm/`; `cpu/matmul.rs` says which and keeps the plain loop beside it).
+//! - `device.rs`, `storage.rs`: the device of a tensor and where its values are kept;
+//!   `gpu/` (with the `wgpu` feature): opening the GPU, its buffers, kernel launches, and the
+//!   WGSL kernels in `gpu/shaders/`.
 //! - `cpu/math.rs`: the engine's own `exp`, `log`, `tanh`, `sigmoid` and `gelu`, the same
 //!   bits on every CPU (the standard library's come from the platform's C library).
 //! - `check.rs`: shape checks and their messages.
 //! - [`nn`], [`optim`], [`gradcheck`]: layers, optimizers, the finite-difference checker.
 //!
-//! Each op in three places, all under `src/`:
+//! Each op in four places, all under `src/`. The GPU kernels (`gpu/shaders/*.wgsl`, run by
+//! `gpu/kernels.rs`) are compiled only with the `wgpu` feature; an op marked "none" there
+//! stops with a message when its input lives on a GPU, and never runs on the CPU in secret.
 //!
-//! | op | forward (checks, then kernel) | kernel | derivative: arm of `input_grads` in `backprop.rs` |
-//! |---|---|---|---|
-//! | `add` `sub` `mul` `div` `maximum` `minimum` | `ops/arithmetic.rs` | `cpu/elementwise.rs` | `Op::Add` … `Op::Div`, `Op::Maximum`, `Op::Minimum` |
-//! | `neg` `exp` `log` `tanh` `sigmoid` `relu` `gelu` `sqrt` `powf` `abs` `clamp` | `ops/unary.rs` | `ops/elementwise_fn.rs` (the formulas; `exp` `log` `tanh` `sigmoid` `gelu` from `cpu/math.rs`), looped by `cpu/elementwise.rs` | `Op::Neg` … `Op::Powf`, `Op::Abs`, `Op::Clamp` |
-//! | `sum` `sum_dim` `sum_dims` `max` `max_dim` `min` `min_dim` (`mean` = sum × 1/n; `logsumexp` composed) | `ops/reduce.rs` | `cpu/reduce.rs` | `Op::Sum`, `Op::Max`, `Op::Min` |
-//! | `cumsum` | `ops/reduce.rs` | `cpu/select.rs` | `Op::Cumsum` |
-//! | `argmax` `argmin` `max_dim_with_indices` `topk` `gather` | `ops/select.rs` | `cpu/select.rs` | `Op::Gather` (indices take no gradient) |
-//! | `softmax` `log_softmax` | `ops/softmax.rs` | `cpu/reduce.rs` | `Op::Softmax`, `Op::LogSoftmax` |
-//! | `matmul` `bmm` `matmul_t` | `ops/matmul.rs` | `cpu/matmul.rs` | `Op::Matmul`, `Op::MatmulT` |
-//! | `additive_scores` (fused `Σₕ w tanh(q + k)`) | `ops/additive.rs` | `cpu/additive.rs` | `Op::AdditiveScores` |
-//! | `reshape` `flatten` `unsqueeze` `squeeze` `permute` `transpose` `broadcast_to` `expand` | `ops/reshape.rs` | `cpu/layout.rs` | `Op::Reshape`, `Op::Permute`, `Op::Expand` |
-//! | `concat` `stack` `narrow` `slice` | `ops/join.rs` | `cpu/layout.rs` | `Op::Concat`, `Op::Narrow` |
-//! | `index_select` `embedding` `repeat_interleave` `where_cond` `masked_fill` `tril` `triu` | `ops/indexing.rs` | `cpu/layout.rs`, `cpu/elementwise.rs` | `Op::IndexSelect`, `Op::Where` |
-//! | `dropout`, `rand`, `randn` | `ops/random.rs` | — (a `mul` by a mask) | through `Op::Mul` |
-//! | `cross_entropy` `mse_loss` | `ops/loss.rs` | — (composed) | through the ops it uses |
+//! | op | forward (checks, then kernel) | CPU kernel | GPU kernel (`gpu/shaders/`) | derivative: arm of `input_grads` in `backprop.rs` |
+//! |---|---|---|---|---|
+//! | `add` `sub` `mul` `div` `maximum` `minimum` (and the comparisons `gt` … `eq_mask`) | `ops/arithmetic.rs` | `cpu/elementwise.rs` | `binary.wgsl` | `Op::Add` … `Op::Div`, `Op::Maximum`, `Op::Minimum` |
+//! | `neg` `exp` `log` `tanh` `sigmoid` `relu` `gelu` `sqrt` `powf` `abs` `clamp` | `ops/unary.rs` | `ops/elementwise_fn.rs` (the formulas; `exp` `log` `tanh` `sigmoid` `gelu` from `cpu/math.rs`), looped by `cpu/elementwise.rs` | `unary.wgsl` (one pipeline per formula, in `gpu/kernels.rs`) | `Op::Neg` … `Op::Powf`, `Op::Abs`, `Op::Clamp` |
+//! | `sum` `sum_dim` `sum_dims` `max` `max_dim` `min` `min_dim` (`mean` = sum × 1/n; `logsumexp` composed) | `ops/reduce.rs` | `cpu/reduce.rs` | `reduce.wgsl` | `Op::Sum`, `Op::Max`, `Op::Min` |
+//! | `cumsum` | `ops/reduce.rs` | `cpu/select.rs` | none | `Op::Cumsum` |
+//! | `gather` | `ops/select.rs` | `cpu/select.rs` | `gather.wgsl`; derivative `segment_sum.wgsl` | `Op::Gather` (indices take no gradient) |
+//! | `argmax` `argmin` `max_dim_with_indices` `topk` | `ops/select.rs` | `cpu/select.rs` | none | `Op::Gather` for the values |
+//! | `softmax` `log_softmax` | `ops/softmax.rs` | `cpu/reduce.rs` | `softmax.wgsl` | `Op::Softmax`, `Op::LogSoftmax` |
+//! | `matmul` `bmm` `matmul_t` | `ops/matmul.rs` | `cpu/matmul.rs` | `matmul.wgsl` (tiled, workgroup memory; reads either operand transposed in place) | `Op::Matmul`, `Op::MatmulT` |
+//! | `additive_scores` (fused `Σₕ w tanh(q + k)`) | `ops/additive.rs` | `cpu/additive.rs` | `additive.wgsl` (scores and the three gradients) | `Op::AdditiveScores` |
+//! | `reshape` `flatten` `unsqueeze` `squeeze` (share the values) `permute` `transpose` `broadcast_to` `expand` | `ops/reshape.rs` | `cpu/layout.rs` | `strided_copy.wgsl` | `Op::Reshape`, `Op::Permute`, `Op::Expand` |
+//! | `concat` `stack` `narrow` `slice` | `ops/join.rs` | `cpu/layout.rs` | `scatter_copy.wgsl` (concat), `strided_copy.wgsl` (narrow) | `Op::Concat`, `Op::Narrow` |
+//! | `index_select` `embedding` `repeat_interleave` | `ops/indexing.rs` | `cpu/layout.rs` | `index_select.wgsl`; derivative `segment_sum.wgsl` | `Op::IndexSelect` |
+//! | `where_cond` `masked_fill` `tril` `triu` | `ops/indexing.rs` | `cpu/elementwise.rs` | `where.wgsl` | `Op::Where` |
+//! | `to` (a copy to another device) | `ops/device.rs` | — | an upload or a read-back (`gpu/buffer.rs`) | `Op::To` |
+//! | `dropout`, `rand`, `randn` | `ops/random.rs` | — (values drawn on the host, the same on every device; dropout is a `mul` by a mask) | through `binary.wgsl` | through `Op::Mul` |
+//! | `cross_entropy` `mse_loss` | `ops/loss.rs` | — (composed) | — (composed) | through the ops it uses |
 //!
 //! Design choices a reader should know:
 //! - Every tensor is stored contiguously in row-major order. `transpose` and `permute` copy;
@@ -80,7 +90,10 @@ pub mod anomaly;
 mod backprop;
 mod check;
 mod cpu;
+pub mod device;
 mod display;
+#[cfg(feature = "wgpu")]
+mod gpu;
 pub mod grad_mode;
 pub mod gradcheck;
 pub mod kernels;
@@ -94,9 +107,11 @@ pub mod random;
 mod scoped_flag;
 pub mod shape;
 mod spare;
+mod storage;
 mod tensor;
 pub mod threads;
 
+pub use device::{Device, DeviceError};
 pub use grad_mode::no_grad;
 pub use op::GeluApprox;
 pub use ops::Reduction;

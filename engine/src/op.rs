@@ -95,6 +95,8 @@ pub(crate) enum Op {
         x: Tensor,
         offsets: Vec<usize>,
     },
+    /// The same values copied to another device (`to`).
+    To(Tensor),
     /// `cond ? a : b`, elementwise with broadcasting; `cond` is a constant 0/1 tensor.
     Where {
         cond: Tensor,
@@ -141,6 +143,7 @@ impl Op {
             Op::IndexSelect { .. } => "index_select",
             Op::Gather { .. } => "gather",
             Op::Where { .. } => "where",
+            Op::To(_) => "to",
         }
     }
 
@@ -185,7 +188,8 @@ impl Op {
             | Op::Permute(x, _)
             | Op::Expand(x)
             | Op::Narrow { x, .. }
-            | Op::IndexSelect { x, .. } => vec![x],
+            | Op::IndexSelect { x, .. }
+            | Op::To(x) => vec![x],
             Op::Concat(xs, _) => xs.iter().collect(),
             Op::Where { cond, a, b } => vec![cond, a, b],
             Op::AdditiveScores { queries, keys, w } => vec![queries, keys, w],

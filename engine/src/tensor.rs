@@ -5,11 +5,13 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use crate::anomaly;
 use crate::check;
+use crate::device::Device;
 use crate::grad_mode;
 use crate::memory;
 use crate::memory::Buffer;
 use crate::op::Op;
 use crate::shape::{Dim, ShapeArg, numel};
+use crate::storage::Storage;
 
 /// An n-dimensional array of `f32` that can take part in automatic differentiation.
 ///
@@ -35,7 +37,7 @@ pub(crate) struct Node {
     /// sorting by id is a topological order of the graph.
     pub(crate) id: u64,
     pub(crate) shape: Vec<usize>,
-    buffer: RwLock<Arc<Buffer>>,
+    buffer: RwLock<Arc<Storage>>,
     pub(crate) op: Option<Op>,
     /// Set on leaves created with `requires_grad_`; results of recorded ops require a
     /// gradient through their `op`.
@@ -66,7 +68,7 @@ impl Drop for Node {
 
 impl Tensor {
     fn make(
-        buffer: Arc<Buffer>,
+        buffer: Arc<Storage>,
         shape: Vec<usize>,
         op: Option<Op>,
         leaf_requires_grad: bool,
@@ -88,7 +90,7 @@ impl Tensor {
     pub(crate) fn from_parts(op: &str, data: Vec<f32>, shape: Vec<usize>) -> Tensor {
         debug_assert_eq!(data.len(), numel(&shape));
         let buffer = Buffer::new(op, &shape, data);
-        Tensor::make(Arc::new(buffer), shape, None, false)
+        Tensor::make(Arc::new(Storage::Host(buffer)), shape, None, false)
     }
 
     /// The result of an op. `op` is kept only if gradient mode is on and an input requires a
@@ -99,7 +101,35 @@ impl Tensor {
         anomaly::check_forward(&op, &data);
         let buffer = Buffer::new(op.name(), &shape, data);
         let op = Self::keep_if_needed(op);
-        Tensor::make(Arc::new(buffer), shape, op, false)
+        Tensor::make(Arc::new(Storage::Host(buffer)), shape, op, false)
+    }
+
+    /// A tensor whose values a GPU kernel computed: the result of `op` when there is one
+    /// (kept as [`Tensor::from_op`] keeps it), else a constant made by `name`. In anomaly
+    /// mode the values are read back and checked, as on the CPU.
+    #[cfg(feature = "wgpu")]
+    #[track_caller]
+    pub(crate) fn from_gpu(
+        name: &str,
+        buffer: crate::gpu::GpuBuffer,
+        shape: Vec<usize>,
+        op: Option<Op>,
+    ) -> Tensor {
+        debug_assert_eq!(buffer.len(), numel(&shape), "{name}");
+        if let Some(op) = &op
+            && anomaly::is_enabled()
+        {
+            anomaly::check_forward(op, &buffer.read());
+        }
+        let op = op.and_then(Self::keep_if_needed);
+        Tensor::make(Arc::new(Storage::Gpu(buffer)), shape, op, false)
+    }
+
+    /// The GPU buffer of this tensor, when it lives on a GPU.
+    #[cfg(feature = "wgpu")]
+    pub(crate) fn on_gpu(&self) -> Option<OnGpu> {
+        let storage = self.buffer();
+        storage.gpu().is_some().then_some(OnGpu(storage))
     }
 
     /// Like [`Tensor::from_op`] for ops that do not move any value (`reshape`): the result
@@ -115,8 +145,8 @@ impl Tensor {
         needed.then_some(op)
     }
 
-    /// The buffer holding the values (shared, read-only).
-    pub(crate) fn buffer(&self) -> Arc<Buffer> {
+    /// The storage holding the values (shared, read-only).
+    pub(crate) fn buffer(&self) -> Arc<Storage> {
         self.0
             .buffer
             .read()
@@ -178,13 +208,13 @@ impl Tensor {
     /// Zeros with the shape of `self`, like `torch.zeros_like`.
     #[track_caller]
     pub fn zeros_like(&self) -> Tensor {
-        Tensor::full_in("zeros_like", self.shape(), 0.0)
+        Tensor::full_in("zeros_like", self.shape(), 0.0).to(&self.device())
     }
 
     /// Ones with the shape of `self`, like `torch.ones_like`.
     #[track_caller]
     pub fn ones_like(&self) -> Tensor {
-        Tensor::full_in("ones_like", self.shape(), 1.0)
+        Tensor::full_in("ones_like", self.shape(), 1.0).to(&self.device())
     }
 
     /// `value` everywhere, with the shape of `self`, like `torch.full_like`.
@@ -197,7 +227,7 @@ impl Tensor {
     /// ```
     #[track_caller]
     pub fn full_like(&self, value: f32) -> Tensor {
-        Tensor::full_in("full_like", self.shape(), value)
+        Tensor::full_in("full_like", self.shape(), value).to(&self.device())
     }
 
     /// `[0, 1, …, end - 1]` as a 1-D tensor, like `torch.arange(end)`.
@@ -261,9 +291,14 @@ impl Tensor {
         numel(&self.0.shape)
     }
 
-    /// The values in row-major order.
+    /// The values in row-major order, read back from the GPU when the tensor lives there.
     pub fn to_vec(&self) -> Vec<f32> {
-        self.buffer().as_slice().to_vec()
+        self.buffer().to_vec()
+    }
+
+    /// The device that holds the values, where ops on this tensor run.
+    pub fn device(&self) -> Device {
+        self.buffer().device()
     }
 
     /// The single value of a one-element tensor.
@@ -275,7 +310,7 @@ impl Tensor {
                 self.shape()
             )
         });
-        self.buffer().as_slice()[0]
+        self.to_vec()[0]
     }
 
     /// Whether gradients flow to or through this tensor.
@@ -399,13 +434,34 @@ impl Tensor {
                 values.shape()
             )
         });
-        let fresh = Arc::new(Buffer::new("assign", self.shape(), values.to_vec()));
+        let fresh = match self.device() {
+            Device::Cpu => Arc::new(Storage::Host(Buffer::new(
+                "assign",
+                self.shape(),
+                values.to_vec(),
+            ))),
+            // Values never change once made, so the parameter can share the new ones.
+            device @ Device::Gpu(_) => values.to(&device).buffer(),
+        };
         *self.0.buffer.write().expect("tensor buffer lock poisoned") = fresh;
     }
 
     /// True when both handles refer to the same tensor (not merely equal values).
     pub fn same(&self, other: &Tensor) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// A handle on the GPU buffer of a tensor (see `Tensor::on_gpu`), which keeps the
+/// values alive while a kernel is queued.
+#[cfg(feature = "wgpu")]
+pub(crate) struct OnGpu(Arc<Storage>);
+
+#[cfg(feature = "wgpu")]
+impl std::ops::Deref for OnGpu {
+    type Target = crate::gpu::GpuBuffer;
+    fn deref(&self) -> &crate::gpu::GpuBuffer {
+        self.0.gpu().expect("OnGpu holds GPU storage")
     }
 }
 

@@ -31,7 +31,26 @@ impl Tensor {
     #[track_caller]
     pub fn additive_scores(&self, keys: &Tensor, w: &Tensor) -> Tensor {
         let dims = check_additive(self.shape(), keys.shape(), w.shape());
-        memory::ensure_can_allocate("additive_scores", &[dims.batch, dims.queries, dims.keys]);
+        let shape = vec![dims.batch, dims.queries, dims.keys];
+        let _device = check::device("additive_scores", &[self, keys, w]);
+        #[cfg(feature = "wgpu")]
+        if _device.is_gpu() {
+            let (q, k, w_) = (self.on_gpu(), keys.on_gpu(), w.on_gpu());
+            let (q, k, w_) = (
+                q.expect("on the GPU"),
+                k.expect("on the GPU"),
+                w_.expect("on the GPU"),
+            );
+            let which = crate::gpu::kernels::Additive::Scores;
+            let data = crate::gpu::kernels::additive(which, [&q, &k, &w_, &w_], gpu_dims(dims));
+            let op = Op::AdditiveScores {
+                queries: self.clone(),
+                keys: keys.clone(),
+                w: w.clone(),
+            };
+            return Tensor::from_gpu("additive_scores", data, shape, Some(op));
+        }
+        memory::ensure_can_allocate("additive_scores", &shape);
         let data = additive::scores(
             self.buffer().as_slice(),
             keys.buffer().as_slice(),
@@ -59,6 +78,26 @@ impl Tensor {
         upstream: &Tensor,
     ) -> [Tensor; 3] {
         let dims = check_additive(self.shape(), keys.shape(), w.shape());
+        #[cfg(feature = "wgpu")]
+        if let Some(q) = self.on_gpu() {
+            use crate::gpu::kernels::{Additive, additive};
+            let (k, w_, up) = (keys.on_gpu(), w.on_gpu(), upstream.on_gpu());
+            let (k, w_, up) = (
+                k.expect("on the GPU"),
+                w_.expect("on the GPU"),
+                up.expect("on the GPU"),
+            );
+            let inputs = [&*q, &*k, &*w_, &*up];
+            let grad = |which, shape: &[usize]| {
+                let data = additive(which, inputs, gpu_dims(dims));
+                Tensor::from_gpu("additive_scores", data, shape.to_vec(), None)
+            };
+            return [
+                grad(Additive::GradQueries, self.shape()),
+                grad(Additive::GradKeys, keys.shape()),
+                grad(Additive::GradW, w.shape()),
+            ];
+        }
         let grads = additive::grads(
             self.buffer().as_slice(),
             keys.buffer().as_slice(),
@@ -72,6 +111,12 @@ impl Tensor {
             Tensor::from_parts("additive_scores", grads.w, w.shape().to_vec()),
         ]
     }
+}
+
+/// The sizes as the GPU kernel takes them: (B, Q, K, h).
+#[cfg(feature = "wgpu")]
+fn gpu_dims(dims: Dims) -> (usize, usize, usize, usize) {
+    (dims.batch, dims.queries, dims.keys, dims.hidden)
 }
 
 /// Checks `[B, Q, h]`, `[B, K, h]`, `[h]` and returns the sizes.

@@ -16,6 +16,14 @@ impl Tensor {
     #[track_caller]
     pub(crate) fn binary(&self, rhs: &Tensor, f: BinaryFn, op: Option<Op>) -> Tensor {
         let out = check::broadcast(f.name(), self.shape(), rhs.shape());
+        let _device = check::device(f.name(), &[self, rhs]);
+        #[cfg(feature = "wgpu")]
+        if _device.is_gpu() {
+            let (a, b) = (self.to(&_device).on_gpu(), rhs.to(&_device).on_gpu());
+            let (a, b) = (a.expect("on the GPU"), b.expect("on the GPU"));
+            let data = crate::gpu::kernels::binary(f, (&a, self.shape()), (&b, rhs.shape()), &out);
+            return Tensor::from_gpu(f.name(), data, out, op);
+        }
         memory::ensure_can_allocate(f.name(), &out);
         let (a, b) = (self.buffer(), rhs.buffer());
         let (a, b) = ((a.as_slice(), self.shape()), (b.as_slice(), rhs.shape()));

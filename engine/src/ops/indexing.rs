@@ -27,13 +27,24 @@ impl Tensor {
             self.shape()[d],
             "dimension size",
         );
+        let mut shape = self.shape().to_vec();
+        shape[d] = idx.len();
+        #[cfg(feature = "wgpu")]
+        if let Some(x) = self.on_gpu() {
+            let parts = split_at_dim(self.shape(), d);
+            let data = crate::gpu::kernels::index_select("index_select", &x, parts, &idx);
+            let op = Op::IndexSelect {
+                x: self.clone(),
+                dim: d,
+                index: idx,
+            };
+            return Tensor::from_gpu("index_select", data, shape, Some(op));
+        }
         let data = layout::index_select(
             self.buffer().as_slice(),
             split_at_dim(self.shape(), d),
             &idx,
         );
-        let mut shape = self.shape().to_vec();
-        shape[d] = idx.len();
         Tensor::from_op(
             data,
             shape,
@@ -73,6 +84,25 @@ impl Tensor {
     pub fn where_cond(&self, a: &Tensor, b: &Tensor) -> Tensor {
         let ab = check::broadcast("where_cond (a with b)", a.shape(), b.shape());
         let out = check::broadcast("where_cond (condition with values)", self.shape(), &ab);
+        let _device = check::device("where_cond", &[self, a, b]);
+        #[cfg(feature = "wgpu")]
+        if _device.is_gpu() {
+            // The 0/1 check would need the condition's values on the host; the kernel
+            // takes any non-zero value as true.
+            let (c, x, y) = (self.to(&_device), a.to(&_device), b.to(&_device));
+            let data = crate::gpu::kernels::where_cond(
+                (&c.on_gpu().expect("on the GPU"), self.shape()),
+                (&x.on_gpu().expect("on the GPU"), a.shape()),
+                (&y.on_gpu().expect("on the GPU"), b.shape()),
+                &out,
+            );
+            let op = Op::Where {
+                cond: c.detach(),
+                a: a.clone(),
+                b: b.clone(),
+            };
+            return Tensor::from_gpu("where", data, out, Some(op));
+        }
         check::zero_one("where_cond", "the condition", self.buffer().as_slice());
         memory::ensure_can_allocate("where_cond", &out);
         let (c, x, y) = (self.buffer(), a.buffer(), b.buffer());
@@ -112,7 +142,9 @@ impl Tensor {
                 self.shape()
             )
         });
-        check::zero_one("masked_fill", "the mask", mask.buffer().as_slice());
+        if mask.device().is_cpu() {
+            check::zero_one("masked_fill", "the mask", mask.buffer().as_slice());
+        }
         memory::ensure_can_allocate("masked_fill", self.shape());
         mask.where_cond(&Tensor::scalar(value), self)
     }
@@ -167,7 +199,7 @@ impl Tensor {
                 pattern.push(if keep(i, j, diagonal) { 1.0 } else { 0.0 });
             }
         }
-        let pattern = Tensor::from_parts(op, pattern, vec![rows, cols]);
+        let pattern = Tensor::from_parts(op, pattern, vec![rows, cols]).to(&self.device());
         pattern.where_cond(self, &Tensor::scalar(0.0))
     }
 

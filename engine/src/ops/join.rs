@@ -48,6 +48,30 @@ impl Tensor {
                 None => check::fail("concat", "the joined size overflows a usize"),
             };
         }
+        let inputs: Vec<&Tensor> = tensors.iter().map(Borrow::borrow).collect();
+        let _device = check::device("concat", &inputs);
+        #[cfg(feature = "wgpu")]
+        if let crate::Device::Gpu(gpu) = &_device {
+            let out = crate::gpu::GpuBuffer::uninit(gpu, "concat", crate::shape::numel(&shape));
+            let strides = crate::gpu::kernels::row_major_strides(&shape);
+            let mut start = 0;
+            for t in &inputs {
+                let piece = t.to(&_device);
+                let values = piece.on_gpu().expect("on the GPU");
+                let offset = start * strides[d];
+                crate::gpu::kernels::scatter_copy(
+                    "concat",
+                    &values,
+                    &out,
+                    offset,
+                    t.shape(),
+                    &strides,
+                );
+                start += t.shape()[d];
+            }
+            let inputs = inputs.into_iter().cloned().collect();
+            return Tensor::from_gpu("concat", out, shape, Some(Op::Concat(inputs, d)));
+        }
         memory::ensure_can_allocate("concat", &shape);
         let (outer, _, inner) = split_at_dim(&first, d);
         let buffers: Vec<_> = tensors.iter().map(|t| t.borrow().buffer()).collect();
@@ -97,6 +121,25 @@ impl Tensor {
                 )
             },
         );
+        #[cfg(feature = "wgpu")]
+        if let Some(x) = self.on_gpu() {
+            let strides = crate::gpu::kernels::row_major_strides(self.shape());
+            let mut shape = self.shape().to_vec();
+            shape[d] = len;
+            let data = crate::gpu::kernels::strided_copy(
+                "narrow",
+                &x,
+                start * strides[d],
+                &shape,
+                &strides,
+            );
+            let op = Op::Narrow {
+                x: self.clone(),
+                dim: d,
+                start,
+            };
+            return Tensor::from_gpu("narrow", data, shape, Some(op));
+        }
         let data = layout::narrow(
             self.buffer().as_slice(),
             split_at_dim(self.shape(), d),

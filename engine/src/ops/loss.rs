@@ -56,7 +56,8 @@ impl Tensor {
         for (row, &c) in picked.iter().enumerate() {
             onehot[row * classes + c] = 1.0;
         }
-        let onehot = Tensor::from_parts("cross_entropy", onehot, self.shape().to_vec());
+        let onehot =
+            Tensor::from_parts("cross_entropy", onehot, self.shape().to_vec()).to(&self.device());
         let picked = onehot.where_cond(&self.log_softmax(-1), &Tensor::scalar(0.0));
         let per_example = -picked.sum_dim(-1);
         per_example.reduce_loss(reduction)

@@ -122,6 +122,18 @@ impl Tensor {
         };
         let mut shape = batch.clone();
         shape.extend([m, n]);
+        let _device = check::device(name, &[self, rhs]);
+        #[cfg(feature = "wgpu")]
+        if _device.is_gpu() {
+            let data = gpu_matmul(
+                name,
+                (self, layout.0 == Lhs::Transposed),
+                (rhs, layout.1 == Rhs::Transposed),
+                &batch,
+                (m, n),
+            );
+            return Tensor::from_gpu(name, data, shape, op);
+        }
         memory::ensure_can_allocate(name, &shape);
         let data = cpu::matmul::matmul(
             (self.buffer().as_slice(), a),
@@ -155,4 +167,59 @@ impl Tensor {
         crate::memory::ensure_can_allocate("bmm", &[b, m, n]);
         self.matmul(rhs)
     }
+}
+
+/// The product on the GPU: one launch over every matrix of the broadcast `batch`, each
+/// operand read with a batch stride (0 when one matrix serves every batch; an operand
+/// broadcast along only some batch dimensions is first copied out in full).
+#[cfg(feature = "wgpu")]
+#[track_caller]
+fn gpu_matmul(
+    name: &str,
+    (a, a_t): (&Tensor, bool),
+    (b, b_t): (&Tensor, bool),
+    batch: &[usize],
+    (m, n): (usize, usize),
+) -> crate::gpu::GpuBuffer {
+    use crate::gpu::kernels::{self, MatmulDims, broadcast_strides};
+    let count: usize = batch.iter().product();
+    let k = if a_t {
+        a.shape()[a.rank() - 2]
+    } else {
+        a.shape()[a.rank() - 1]
+    };
+    // The buffer and batch stride of an operand whose last two dimensions are a matrix.
+    let operand = |t: &Tensor| {
+        let values = t.on_gpu().expect("on the GPU");
+        let matrix: usize = t.shape()[t.rank() - 2..].iter().product();
+        let own: usize = t.shape()[..t.rank() - 2].iter().product();
+        if own == count {
+            (values, matrix)
+        } else if own == 1 {
+            (values, 0)
+        } else {
+            let mut full = batch.to_vec();
+            full.extend(&t.shape()[t.rank() - 2..]);
+            let strides: Vec<usize> = broadcast_strides(t.shape(), &full)
+                .into_iter()
+                .map(|s| s as usize)
+                .collect();
+            let copy = kernels::strided_copy(name, &values, 0, &full, &strides);
+            let copied = Tensor::from_gpu(name, copy, full, None);
+            (copied.on_gpu().expect("on the GPU"), matrix)
+        }
+    };
+    let (a_values, a_batch_stride) = operand(a);
+    let (b_values, b_batch_stride) = operand(b);
+    let dims = MatmulDims {
+        batch: count,
+        m,
+        n,
+        k,
+        a_batch_stride,
+        b_batch_stride,
+        a_transposed: a_t,
+        b_transposed: b_t,
+    };
+    kernels::matmul(name, &a_values, &b_values, dims)
 }

@@ -1,10 +1,12 @@
 //! The public ops on [`Tensor`](crate::Tensor), one file per family.
 //!
-//! Each op checks its arguments (`crate::check`), runs a kernel (`crate::cpu`), and records
-//! an [`Op`](crate::op::Op) so `backward` can find its derivative in `crate::backprop`.
+//! Each op checks its arguments (`crate::check`), runs a kernel on the device of its inputs
+//! (`crate::cpu`, or `crate::gpu::kernels` with the `wgpu` feature), and records an
+//! [`Op`](crate::op::Op) so `backward` can find its derivative in `crate::backprop`.
 
 mod additive;
 mod arithmetic;
+mod device;
 pub(crate) mod elementwise_fn;
 mod indexing;
 mod join;

@@ -91,7 +91,9 @@ impl Tensor {
                 .map(|_| if keep.sample(rng) { scale } else { 0.0 })
                 .collect()
         });
-        self * Tensor::from_parts("dropout", mask, self.shape().to_vec())
+        // The mask is drawn on the host from the engine's generator, so a seed gives the
+        // same mask on every device.
+        self * Tensor::from_parts("dropout", mask, self.shape().to_vec()).to(&self.device())
     }
 }
 

@@ -113,8 +113,31 @@ impl Tensor {
 
     #[track_caller]
     fn sum_dims_resolved(&self, dims: Vec<usize>, keepdim: bool) -> Tensor {
-        let data = self.sum_values(&dims);
         let shape = reduced_shape(self.shape(), &dims, keepdim);
+        #[cfg(feature = "wgpu")]
+        if let Some(x) = self.on_gpu() {
+            // One launch per summed dimension, the innermost first, as on the CPU.
+            let mut now = self.shape().to_vec();
+            let mut data: Option<crate::gpu::GpuBuffer> = None;
+            for &d in dims.iter().rev() {
+                let from = data.as_ref().unwrap_or(&x);
+                let parts = split_at_dim(&now, d);
+                let kind = crate::gpu::kernels::Reduction::Sum;
+                data = Some(crate::gpu::kernels::reduce("sum", from, parts, kind));
+                now[d] = 1;
+            }
+            let data = match data {
+                Some(data) => data,
+                None => crate::gpu::kernels::strided_copy("sum", &x, 0, &[x.len()], &[1]),
+            };
+            let op = Op::Sum {
+                x: self.clone(),
+                dims,
+                keepdim,
+            };
+            return Tensor::from_gpu("sum", data, shape, Some(op));
+        }
+        let data = self.sum_values(&dims);
         Tensor::from_op(
             data,
             shape,
@@ -202,6 +225,11 @@ impl Tensor {
     fn extreme_all(&self, op: &str, which: Extreme) -> Tensor {
         check::ensure(self.numel() > 0, op, || "the tensor is empty".into());
         let all = (1, self.numel(), 1);
+        #[cfg(feature = "wgpu")]
+        if let Some(x) = self.on_gpu() {
+            let data = crate::gpu::kernels::reduce(op, &x, all, gpu_reduction(which));
+            return Tensor::from_gpu(op, data, vec![], Some(self.extreme_op(which, None, false)));
+        }
         let data = reduce::extreme_dim(self.buffer().as_slice(), all, which);
         Tensor::from_op(data, vec![], self.extreme_op(which, None, false))
     }
@@ -213,8 +241,14 @@ impl Tensor {
             format!("dimension {d} of shape {:?} is empty", self.shape())
         });
         let parts = split_at_dim(self.shape(), d);
-        let data = reduce::extreme_dim(self.buffer().as_slice(), parts, which);
         let shape = reduced_shape(self.shape(), &[d], keepdim);
+        #[cfg(feature = "wgpu")]
+        if let Some(x) = self.on_gpu() {
+            let data = crate::gpu::kernels::reduce(op, &x, parts, gpu_reduction(which));
+            let recorded = self.extreme_op(which, Some(d), keepdim);
+            return Tensor::from_gpu(op, data, shape, Some(recorded));
+        }
+        let data = reduce::extreme_dim(self.buffer().as_slice(), parts, which);
         Tensor::from_op(data, shape, self.extreme_op(which, Some(d), keepdim))
     }
 
@@ -268,6 +302,7 @@ impl Tensor {
     #[track_caller]
     pub fn cumsum(&self, dim: impl Dim) -> Tensor {
         let d = dim.resolve("cumsum", self.rank().max(1));
+        check::no_gpu_kernel("cumsum", self);
         let parts = cumsum_parts(self.shape(), d);
         let data = select::cumsum(self.buffer().as_slice(), parts, false);
         Tensor::from_op(
@@ -288,6 +323,15 @@ impl Tensor {
         let parts = cumsum_parts(self.shape(), dim);
         let data = select::cumsum(self.buffer().as_slice(), parts, true);
         Tensor::from_parts("cumsum", data, self.shape().to_vec())
+    }
+}
+
+/// The GPU kernel's name for a maximum or a minimum.
+#[cfg(feature = "wgpu")]
+fn gpu_reduction(which: Extreme) -> crate::gpu::kernels::Reduction {
+    match which {
+        Extreme::Max => crate::gpu::kernels::Reduction::Max,
+        Extreme::Min => crate::gpu::kernels::Reduction::Min,
     }
 }
 

@@ -147,8 +147,21 @@ impl Tensor {
             });
             seen[p] = true;
         }
+        let shape: Vec<usize> = perm.iter().map(|&p| self.shape()[p]).collect();
+        #[cfg(feature = "wgpu")]
+        if let Some(x) = self.on_gpu() {
+            // Output dimension d walks input dimension perm[d].
+            let from = crate::gpu::kernels::row_major_strides(self.shape());
+            let strides: Vec<usize> = perm.iter().map(|&p| from[p]).collect();
+            let data = crate::gpu::kernels::strided_copy("permute", &x, 0, &shape, &strides);
+            return Tensor::from_gpu(
+                "permute",
+                data,
+                shape,
+                Some(Op::Permute(self.clone(), perm)),
+            );
+        }
         let data = layout::permute(self.buffer().as_slice(), self.shape(), &perm);
-        let shape = perm.iter().map(|&p| self.shape()[p]).collect();
         Tensor::from_op(data, shape, Op::Permute(self.clone(), perm))
     }
 
@@ -185,6 +198,15 @@ impl Tensor {
                 )
             },
         );
+        #[cfg(feature = "wgpu")]
+        if let Some(x) = self.on_gpu() {
+            let strides: Vec<usize> = crate::gpu::kernels::broadcast_strides(self.shape(), shape)
+                .into_iter()
+                .map(|s| s as usize)
+                .collect();
+            let data = crate::gpu::kernels::strided_copy(op, &x, 0, shape, &strides);
+            return Tensor::from_gpu(op, data, shape.to_vec(), Some(Op::Expand(self.clone())));
+        }
         memory::ensure_can_allocate(op, shape);
         let data = elementwise::broadcast_to(self.buffer().as_slice(), self.shape(), shape);
         Tensor::from_op(data, shape.to_vec(), Op::Expand(self.clone()))

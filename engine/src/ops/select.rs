@@ -75,6 +75,7 @@ impl Tensor {
                 }
             )
         });
+        check::no_gpu_kernel(op, self);
         let parts = split_at_dim(self.shape(), d);
         (
             d,
@@ -180,6 +181,7 @@ impl Tensor {
                 self.shape()
             )
         });
+        check::no_gpu_kernel(op, self);
         let parts = split_at_dim(self.shape(), d);
         let positions = select::top_k(self.buffer().as_slice(), parts, k, which);
         let mut shape = self.shape().to_vec();
@@ -239,6 +241,15 @@ impl Tensor {
     ) -> Tensor {
         memory::ensure_can_allocate(op, index_shape);
         let offsets = select::gather_offsets(self.shape(), index_shape, dim, positions);
+        #[cfg(feature = "wgpu")]
+        if let Some(x) = self.on_gpu() {
+            let data = crate::gpu::kernels::gather(op, &x, &offsets);
+            let recorded = Op::Gather {
+                x: self.clone(),
+                offsets,
+            };
+            return Tensor::from_gpu(op, data, index_shape.to_vec(), Some(recorded));
+        }
         let data = select::gather(self.buffer().as_slice(), &offsets);
         Tensor::from_op(
             data,

@@ -18,6 +18,12 @@ impl Tensor {
     #[track_caller]
     pub fn softmax(&self, dim: impl Dim) -> Tensor {
         let d = dim.resolve("softmax", self.rank());
+        #[cfg(feature = "wgpu")]
+        if let Some(x) = self.on_gpu() {
+            let data = crate::gpu::kernels::softmax(&x, split_at_dim(self.shape(), d), false);
+            let op = Op::Softmax(self.clone(), d);
+            return Tensor::from_gpu("softmax", data, self.shape().to_vec(), Some(op));
+        }
         let data = reduce::softmax_dim(
             self.buffer().as_slice(),
             split_at_dim(self.shape(), d),
@@ -30,6 +36,12 @@ impl Tensor {
     #[track_caller]
     pub fn log_softmax(&self, dim: impl Dim) -> Tensor {
         let d = dim.resolve("log_softmax", self.rank());
+        #[cfg(feature = "wgpu")]
+        if let Some(x) = self.on_gpu() {
+            let data = crate::gpu::kernels::softmax(&x, split_at_dim(self.shape(), d), true);
+            let op = Op::LogSoftmax(self.clone(), d);
+            return Tensor::from_gpu("log_softmax", data, self.shape().to_vec(), Some(op));
+        }
         let data = reduce::softmax_dim(
             self.buffer().as_slice(),
             split_at_dim(self.shape(), d),
@@ -43,7 +55,7 @@ impl Tensor {
     /// Over the last dimension one fused kernel computes it row by row (the same bits as
     /// the composed formula, used for other dimensions). Records nothing.
     pub(crate) fn softmax_backward(&self, g: &Tensor, dim: usize) -> Tensor {
-        if dim + 1 == self.rank() && g.shape() == self.shape() {
+        if dim + 1 == self.rank() && g.shape() == self.shape() && self.device().is_cpu() {
             let n = self.shape()[dim];
             let data =
                 reduce::softmax_backward_rows(self.buffer().as_slice(), g.buffer().as_slice(), n);

@@ -43,6 +43,11 @@ impl Tensor {
     /// rules, which run without a graph).
     #[track_caller]
     pub(crate) fn unary(&self, f: UnaryFn, op: Option<Op>) -> Tensor {
+        #[cfg(feature = "wgpu")]
+        if let Some(x) = self.on_gpu() {
+            let data = crate::gpu::kernels::unary(&x, f);
+            return Tensor::from_gpu(f.name(), data, self.shape().to_vec(), op);
+        }
         let data = map_fn(self.buffer().as_slice(), f);
         match op {
             Some(op) => Tensor::from_op(data, self.shape().to_vec(), op),

@@ -1,0 +1,552 @@
+//! One function per GPU kernel: it takes the input buffers and the sizes, queues the
+//! launch, and returns the output buffer. The ops' forward passes call these; the WGSL is
+//! in `shaders/`, one file per kernel, with `shaders/common.wgsl` prepended to each.
+
+use super::buffer::GpuBuffer;
+use super::launch::{Kernel, grid, launch};
+use crate::ops::elementwise_fn::{BinaryFn, UnaryFn};
+
+const COMMON: &str = include_str!("shaders/common.wgsl");
+
+fn with_common(source: &str) -> String {
+    format!("{COMMON}\n{source}")
+}
+
+/// `f` applied to every element of `x`.
+#[track_caller]
+pub(crate) fn unary(x: &GpuBuffer, f: UnaryFn) -> GpuBuffer {
+    let (formula, a, b) = unary_formula(f);
+    let gpu = x.gpu();
+    let out = GpuBuffer::uninit(gpu, f.name(), x.len());
+    let name = format!("unary {formula}");
+    let source = || with_common(&include_str!("shaders/unary.wgsl").replace("FORMULA", formula));
+    launch(
+        gpu,
+        f.name(),
+        &Kernel {
+            name: &name,
+            source: &source,
+        },
+        &[x.len() as u32, a.to_bits(), b.to_bits()],
+        &[x.raw()],
+        out.raw(),
+        grid(x.len()),
+    );
+    out
+}
+
+/// The WGSL formula of `f` in terms of `v` (the element) and the constants `a`, `b`, with
+/// the values of those constants. The same definitions as `UnaryFn::apply`; the
+/// transcendental functions are WGSL's, so results agree with the CPU's to f32 rounding,
+/// not bit for bit.
+fn unary_formula(f: UnaryFn) -> (&'static str, f32, f32) {
+    let formula = match f {
+        UnaryFn::Neg => "-v",
+        UnaryFn::Exp => "exp(v)",
+        UnaryFn::Log => "log(v)",
+        UnaryFn::Tanh => "tanh_safe(v)",
+        UnaryFn::Sigmoid => "1.0 / (1.0 + exp(-v))",
+        // NaN becomes 0, as `f32::max` does on the CPU.
+        UnaryFn::Relu => "select(0.0, v, v > 0.0)",
+        UnaryFn::GeluErf => "v * normal_cdf(v)",
+        UnaryFn::GeluTanh => {
+            "0.5 * v * (1.0 + tanh_safe(SQRT_2_OVER_PI * (v + GELU_CUBIC * v * v * v)))"
+        }
+        UnaryFn::Sqrt => "sqrt(v)",
+        UnaryFn::Powf(_) => "powf(v, a)",
+        UnaryFn::Step => "select(0.0, 1.0, v > 0.0)",
+        UnaryFn::GeluErfGrad => "normal_cdf(v) + v * normal_pdf(v)",
+        UnaryFn::GeluTanhGrad => {
+            "0.5 * (1.0 + tanh_safe(SQRT_2_OVER_PI * (v + GELU_CUBIC * v * v * v))) + 0.5 * v * (1.0 - tanh_safe(SQRT_2_OVER_PI * (v + GELU_CUBIC * v * v * v)) * tanh_safe(SQRT_2_OVER_PI * (v + GELU_CUBIC * v * v * v))) * SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_CUBIC * v * v)"
+        }
+        UnaryFn::Abs => "abs(v)",
+        // ±0 stays ±0 and NaN stays NaN, as on the CPU.
+        UnaryFn::Sign => "select(select(v, -1.0, v < 0.0), 1.0, v > 0.0)",
+        UnaryFn::Clamp(..) => "select(select(v, b, v > b), a, v < a)",
+        UnaryFn::ClampGrad(..) => "select(0.0, 1.0, a <= v && v <= b)",
+    };
+    let (a, b) = match f {
+        UnaryFn::Powf(p) => (p, 0.0),
+        UnaryFn::Clamp(lo, hi) | UnaryFn::ClampGrad(lo, hi) => (lo, hi),
+        _ => (0.0, 0.0),
+    };
+    (formula, a, b)
+}
+
+/// The WGSL formula of a binary function of `x` and `y`.
+fn binary_formula(f: BinaryFn) -> &'static str {
+    match f {
+        BinaryFn::Add => "x + y",
+        BinaryFn::Sub => "x - y",
+        BinaryFn::Mul => "x * y",
+        BinaryFn::Div => "x / y",
+        BinaryFn::Gt => "select(0.0, 1.0, x > y)",
+        BinaryFn::Ge => "select(0.0, 1.0, x >= y)",
+        BinaryFn::Lt => "select(0.0, 1.0, x < y)",
+        BinaryFn::Le => "select(0.0, 1.0, x <= y)",
+        BinaryFn::Eq => "select(0.0, 1.0, x == y)",
+        BinaryFn::Maximum => "select(max(x, y), x + y, is_nan(x) || is_nan(y))",
+        BinaryFn::Minimum => "select(min(x, y), x + y, is_nan(x) || is_nan(y))",
+    }
+}
+
+/// The strides with which an operand of shape `shape` is read over the broadcast shape
+/// `out`: its row-major strides, 0 along dimensions of size 1 and dimensions it lacks.
+pub(crate) fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<u32> {
+    let offset = out.len() - shape.len();
+    let mut strides = vec![0u32; out.len()];
+    let mut step = 1usize;
+    for d in (0..shape.len()).rev() {
+        if shape[d] != 1 {
+            strides[offset + d] = step as u32;
+        }
+        step *= shape[d];
+    }
+    strides
+}
+
+/// The row-major strides of a contiguous tensor of shape `shape`, in elements.
+pub(crate) fn row_major_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    strides
+}
+
+fn as_u32(values: &[usize]) -> impl Iterator<Item = u32> + '_ {
+    values.iter().map(|&v| v as u32)
+}
+
+/// `f(a, b)` elementwise over the broadcast shape `out`.
+#[track_caller]
+pub(crate) fn binary(
+    f: BinaryFn,
+    (a, a_shape): (&GpuBuffer, &[usize]),
+    (b, b_shape): (&GpuBuffer, &[usize]),
+    out_shape: &[usize],
+) -> GpuBuffer {
+    let gpu = a.gpu();
+    let n: usize = out_shape.iter().product();
+    let out = GpuBuffer::uninit(gpu, f.name(), n);
+    let mut params = vec![n as u32, out_shape.len() as u32];
+    params.extend(as_u32(out_shape));
+    params.extend(broadcast_strides(a_shape, out_shape));
+    params.extend(broadcast_strides(b_shape, out_shape));
+    let formula = binary_formula(f);
+    let name = format!("binary {formula}");
+    let source = || with_common(&include_str!("shaders/binary.wgsl").replace("FORMULA", formula));
+    let kernel = Kernel {
+        name: &name,
+        source: &source,
+    };
+    launch(
+        gpu,
+        f.name(),
+        &kernel,
+        &params,
+        &[a.raw(), b.raw()],
+        out.raw(),
+        grid(n),
+    );
+    out
+}
+
+/// `cond ? a : b` elementwise over the broadcast shape `out`.
+#[track_caller]
+pub(crate) fn where_cond(
+    (cond, c_shape): (&GpuBuffer, &[usize]),
+    (a, a_shape): (&GpuBuffer, &[usize]),
+    (b, b_shape): (&GpuBuffer, &[usize]),
+    out_shape: &[usize],
+) -> GpuBuffer {
+    let gpu = a.gpu();
+    let n: usize = out_shape.iter().product();
+    let out = GpuBuffer::uninit(gpu, "where", n);
+    let mut params = vec![n as u32, out_shape.len() as u32];
+    params.extend(as_u32(out_shape));
+    for shape in [c_shape, a_shape, b_shape] {
+        params.extend(broadcast_strides(shape, out_shape));
+    }
+    let source = || with_common(include_str!("shaders/where.wgsl"));
+    let kernel = Kernel {
+        name: "where",
+        source: &source,
+    };
+    launch(
+        gpu,
+        "where",
+        &kernel,
+        &params,
+        &[cond.raw(), a.raw(), b.raw()],
+        out.raw(),
+        grid(n),
+    );
+    out
+}
+
+/// The contiguous copy of the view of `x` with shape `shape`, `strides` and `offset` (all
+/// in elements): the kernel of `permute`, `narrow` and `expand`.
+#[track_caller]
+pub(crate) fn strided_copy(
+    op: &str,
+    x: &GpuBuffer,
+    offset: usize,
+    shape: &[usize],
+    strides: &[usize],
+) -> GpuBuffer {
+    let gpu = x.gpu();
+    let n: usize = shape.iter().product();
+    let out = GpuBuffer::uninit(gpu, op, n);
+    let mut params = vec![n as u32, shape.len() as u32, offset as u32];
+    params.extend(as_u32(shape));
+    params.extend(as_u32(strides));
+    let source = || with_common(include_str!("shaders/strided_copy.wgsl"));
+    let kernel = Kernel {
+        name: "strided_copy",
+        source: &source,
+    };
+    launch(gpu, op, &kernel, &params, &[x.raw()], out.raw(), grid(n));
+    out
+}
+
+/// Writes the contiguous `src` of shape `shape` into the view of `out` with `strides` and
+/// `offset`: how `concat` places each input.
+#[track_caller]
+pub(crate) fn scatter_copy(
+    op: &str,
+    src: &GpuBuffer,
+    out: &GpuBuffer,
+    offset: usize,
+    shape: &[usize],
+    strides: &[usize],
+) {
+    let n: usize = shape.iter().product();
+    let mut params = vec![n as u32, shape.len() as u32, offset as u32];
+    params.extend(as_u32(shape));
+    params.extend(as_u32(strides));
+    let source = || with_common(include_str!("shaders/scatter_copy.wgsl"));
+    let kernel = Kernel {
+        name: "scatter_copy",
+        source: &source,
+    };
+    launch(
+        src.gpu(),
+        op,
+        &kernel,
+        &params,
+        &[src.raw()],
+        out.raw(),
+        grid(n),
+    );
+}
+
+/// What [`reduce`] computes along its dimension.
+#[derive(Clone, Copy)]
+pub(crate) enum Reduction {
+    Sum = 0,
+    Max = 1,
+    Min = 2,
+}
+
+/// The sum, maximum or minimum over the middle dimension of `x` seen as
+/// `[outer, n, inner]`, giving `[outer, inner]`.
+#[track_caller]
+pub(crate) fn reduce(
+    op: &str,
+    x: &GpuBuffer,
+    (outer, n, inner): (usize, usize, usize),
+    kind: Reduction,
+) -> GpuBuffer {
+    let gpu = x.gpu();
+    let out = GpuBuffer::uninit(gpu, op, outer * inner);
+    let source = || with_common(include_str!("shaders/reduce.wgsl"));
+    let kernel = Kernel {
+        name: "reduce",
+        source: &source,
+    };
+    let params = [outer as u32, n as u32, inner as u32, kind as u32];
+    launch(
+        gpu,
+        op,
+        &kernel,
+        &params,
+        &[x.raw()],
+        out.raw(),
+        grid(outer * inner),
+    );
+    out
+}
+
+/// `softmax` (or `log_softmax`) over the middle dimension of `x` seen as
+/// `[outer, n, inner]`.
+#[track_caller]
+pub(crate) fn softmax(
+    x: &GpuBuffer,
+    (outer, n, inner): (usize, usize, usize),
+    log: bool,
+) -> GpuBuffer {
+    let op = if log { "log_softmax" } else { "softmax" };
+    let gpu = x.gpu();
+    let out = GpuBuffer::uninit(gpu, op, x.len());
+    let source = || with_common(include_str!("shaders/softmax.wgsl"));
+    let kernel = Kernel {
+        name: "softmax",
+        source: &source,
+    };
+    let params = [outer as u32, n as u32, inner as u32, u32::from(log)];
+    launch(
+        gpu,
+        op,
+        &kernel,
+        &params,
+        &[x.raw()],
+        out.raw(),
+        grid(outer * inner),
+    );
+    out
+}
+
+/// The sizes of a batched product `out[b] = A[b] · B[b]`, `[m, k] · [k, n]`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MatmulDims {
+    pub(crate) batch: usize,
+    pub(crate) m: usize,
+    pub(crate) n: usize,
+    pub(crate) k: usize,
+    /// Elements between consecutive matrices of A (0: one matrix for every batch).
+    pub(crate) a_batch_stride: usize,
+    /// Elements between consecutive matrices of B (0: one matrix for every batch).
+    pub(crate) b_batch_stride: usize,
+    /// A is stored `[k, m]` (read transposed).
+    pub(crate) a_transposed: bool,
+    /// B is stored `[n, k]` (read transposed).
+    pub(crate) b_transposed: bool,
+}
+
+/// The two tilings of [`matmul`]: each thread computes `t × t` outputs of a `16t × 16t`
+/// tile. Small products use the 64 × 64 tile, which leaves fewer threads idle at the
+/// edges; large ones the 128 × 128 tile, which reads main memory half as often.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tiling {
+    Tile64,
+    Tile128,
+}
+
+impl Tiling {
+    /// The tiling for a product of `m × n` outputs per matrix: 128 × 128 tiles once there
+    /// are enough of them to keep a large GPU busy.
+    pub(crate) fn for_size(dims: &MatmulDims) -> Tiling {
+        if dims.batch * dims.m.div_ceil(128) * dims.n.div_ceil(128) >= 256 {
+            Tiling::Tile128
+        } else {
+            Tiling::Tile64
+        }
+    }
+
+    fn per_thread(self) -> usize {
+        match self {
+            Tiling::Tile64 => 4,
+            Tiling::Tile128 => 8,
+        }
+    }
+}
+
+/// The batched matrix product, with the tiling chosen by size.
+#[track_caller]
+pub(crate) fn matmul(op: &str, a: &GpuBuffer, b: &GpuBuffer, dims: MatmulDims) -> GpuBuffer {
+    matmul_tiled(op, a, b, dims, Tiling::for_size(&dims))
+}
+
+/// The batched matrix product with a given tiling (tests run both on small sizes).
+#[track_caller]
+pub(crate) fn matmul_tiled(
+    op: &str,
+    a: &GpuBuffer,
+    b: &GpuBuffer,
+    dims: MatmulDims,
+    tiling: Tiling,
+) -> GpuBuffer {
+    let gpu = a.gpu();
+    let out = GpuBuffer::uninit(gpu, op, dims.batch * dims.m * dims.n);
+    let t = tiling.per_thread();
+    let tile = 16 * t;
+    let name = format!("matmul {tile}x{tile}");
+    let source = || {
+        let bk = 1024 / tile;
+        with_common(
+            &include_str!("shaders/matmul.wgsl")
+                .replace("TM_VALUE", &t.to_string())
+                .replace("TN_VALUE", &t.to_string())
+                .replace("TM_TIMES_TN", &(t * t).to_string())
+                .replace("BK_TIMES_BN", &(bk * tile).to_string()),
+        )
+    };
+    let kernel = Kernel {
+        name: &name,
+        source: &source,
+    };
+    let params = [
+        dims.m as u32,
+        dims.n as u32,
+        dims.k as u32,
+        dims.a_batch_stride as u32,
+        dims.b_batch_stride as u32,
+        u32::from(dims.a_transposed),
+        u32::from(dims.b_transposed),
+    ];
+    let groups = (
+        dims.n.div_ceil(tile) as u32,
+        dims.m.div_ceil(tile) as u32,
+        dims.batch as u32,
+    );
+    // With k = 0 the kernel's loop over k runs no step and writes zeros, as it should.
+    launch(
+        gpu,
+        op,
+        &kernel,
+        &params,
+        &[a.raw(), b.raw()],
+        out.raw(),
+        groups,
+    );
+    out
+}
+
+/// Rows of `x` seen as `[outer, n, inner]` picked along the middle dimension by `index`.
+#[track_caller]
+pub(crate) fn index_select(
+    op: &str,
+    x: &GpuBuffer,
+    (outer, n, inner): (usize, usize, usize),
+    index: &[usize],
+) -> GpuBuffer {
+    let gpu = x.gpu();
+    let count = index.len();
+    let out = GpuBuffer::uninit(gpu, op, outer * count * inner);
+    let index: Vec<u32> = as_u32(index).collect();
+    let index = GpuBuffer::upload_words(gpu, op, &index);
+    let source = || with_common(include_str!("shaders/index_select.wgsl"));
+    let kernel = Kernel {
+        name: "index_select",
+        source: &source,
+    };
+    let params = [outer as u32, n as u32, inner as u32, count as u32];
+    launch(
+        gpu,
+        op,
+        &kernel,
+        &params,
+        &[x.raw(), index.raw()],
+        out.raw(),
+        grid(outer * count * inner),
+    );
+    out
+}
+
+/// `out[i] = x[offsets[i]]`.
+#[track_caller]
+pub(crate) fn gather(op: &str, x: &GpuBuffer, offsets: &[usize]) -> GpuBuffer {
+    let gpu = x.gpu();
+    let out = GpuBuffer::uninit(gpu, op, offsets.len());
+    let words: Vec<u32> = as_u32(offsets).collect();
+    let offsets_buffer = GpuBuffer::upload_words(gpu, op, &words);
+    let source = || with_common(include_str!("shaders/gather.wgsl"));
+    let kernel = Kernel {
+        name: "gather",
+        source: &source,
+    };
+    launch(
+        gpu,
+        op,
+        &kernel,
+        &[words.len() as u32],
+        &[x.raw(), offsets_buffer.raw()],
+        out.raw(),
+        grid(words.len()),
+    );
+    out
+}
+
+/// The derivative of a gather: `out[e] = Σ g[s]` over every `s` with `targets[s] = e`,
+/// for `n_out` outputs, summed in the order of `s`.
+#[track_caller]
+pub(crate) fn scatter_add(op: &str, g: &GpuBuffer, targets: &[usize], n_out: usize) -> GpuBuffer {
+    let gpu = g.gpu();
+    // Sources grouped by target (a counting sort, which keeps each group in order).
+    let mut starts = vec![0u32; n_out + 1];
+    for &t in targets {
+        starts[t + 1] += 1;
+    }
+    for e in 0..n_out {
+        starts[e + 1] += starts[e];
+    }
+    let mut next = starts.clone();
+    let mut sources = vec![0u32; targets.len()];
+    for (s, &t) in targets.iter().enumerate() {
+        sources[next[t] as usize] = s as u32;
+        next[t] += 1;
+    }
+    let out = GpuBuffer::uninit(gpu, op, n_out);
+    let starts = GpuBuffer::upload_words(gpu, op, &starts);
+    let sources = GpuBuffer::upload_words(gpu, op, &sources);
+    let source = || with_common(include_str!("shaders/segment_sum.wgsl"));
+    let kernel = Kernel {
+        name: "segment_sum",
+        source: &source,
+    };
+    launch(
+        gpu,
+        op,
+        &kernel,
+        &[n_out as u32],
+        &[g.raw(), starts.raw(), sources.raw()],
+        out.raw(),
+        grid(n_out),
+    );
+    out
+}
+
+/// Which output of the additive-scores kernel to compute.
+#[derive(Clone, Copy)]
+pub(crate) enum Additive {
+    Scores,
+    GradQueries,
+    GradKeys,
+    GradW,
+}
+
+/// One output of the fused additive scores (see `shaders/additive.wgsl`), for queries
+/// `[B, Q, H]`, keys `[B, K, H]`, `w: [H]` and (for the gradients) `upstream: [B, Q, K]`.
+#[track_caller]
+pub(crate) fn additive(
+    which: Additive,
+    [queries, keys, w, upstream]: [&GpuBuffer; 4],
+    (b, q, k, h): (usize, usize, usize, usize),
+) -> GpuBuffer {
+    let gpu = queries.gpu();
+    let (entry, n) = match which {
+        Additive::Scores => ("scores", b * q * k),
+        Additive::GradQueries => ("grad_queries", b * q * h),
+        Additive::GradKeys => ("grad_keys", b * k * h),
+        Additive::GradW => ("grad_w", h),
+    };
+    let out = GpuBuffer::uninit(gpu, "additive_scores", n);
+    let name = format!("additive {entry}");
+    let source = || with_common(&include_str!("shaders/additive.wgsl").replace("ENTRY", entry));
+    let kernel = Kernel {
+        name: &name,
+        source: &source,
+    };
+    let params = [b as u32, q as u32, k as u32, h as u32, n as u32];
+    launch(
+        gpu,
+        "additive_scores",
+        &kernel,
+        &params,
+        &[queries.raw(), keys.raw(), w.raw(), upstream.raw()],
+        out.raw(),
+        grid(n),
+    );
+    out
+}

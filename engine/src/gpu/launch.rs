@@ -1,0 +1,122 @@
+//! One kernel launch: a pipeline compiled once and cached by name, its bindings, its
+//! parameters, and the number of workgroups.
+//!
+//! Every kernel binds, in order: `params` (binding 0, a read-only `array<u32>`), its
+//! inputs (bindings 1, 2, …, read-only `array<f32>` or `array<u32>`), and its output (the
+//! last binding, `read_write`). The WGSL sources follow that convention.
+
+use std::sync::Arc;
+
+use wgpu::util::DeviceExt;
+
+use super::context::{Context, Gpu};
+
+/// The threads of one workgroup in the one-dimensional kernels (`@workgroup_size(256)`).
+pub(crate) const GROUP: u32 = 256;
+
+/// A WGSL kernel: a name to cache it under, and a function that writes its source (called
+/// once, the first time the kernel runs).
+pub(crate) struct Kernel<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) source: &'a dyn Fn() -> String,
+}
+
+impl Context {
+    /// The compiled pipeline of `kernel`, compiling it on first use. A source that does not
+    /// compile is a bug in the engine, reported with wgpu's explanation.
+    fn pipeline(&self, kernel: &Kernel) -> Arc<wgpu::ComputePipeline> {
+        let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = cache.get(kernel.name) {
+            return Arc::clone(found);
+        }
+        let source = (kernel.source)();
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(kernel.name),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+        let pipeline = self
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(kernel.name),
+                layout: None,
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+        if let Some(error) = pollster::block_on(scope.pop()) {
+            panic!(
+                "gpu: the kernel {} did not compile on {} ({:?}): {error}",
+                kernel.name, self.info.name, self.info.backend
+            );
+        }
+        let pipeline = Arc::new(pipeline);
+        cache.insert(kernel.name.to_string(), Arc::clone(&pipeline));
+        pipeline
+    }
+}
+
+/// Queues one launch of `kernel` on `gpu` with `params`, `inputs` and `output`, over
+/// `groups` workgroups (x, y, z). `op` names the public op, for messages.
+#[track_caller]
+pub(crate) fn launch(
+    gpu: &Gpu,
+    op: &str,
+    kernel: &Kernel,
+    params: &[u32],
+    inputs: &[&wgpu::Buffer],
+    output: &wgpu::Buffer,
+    groups: (u32, u32, u32),
+) {
+    if groups.0 == 0 || groups.1 == 0 || groups.2 == 0 {
+        return;
+    }
+    let ctx = &gpu.0;
+    let pipeline = ctx.pipeline(kernel);
+    // An empty array cannot be bound: a kernel without parameters still gets one word.
+    let words: &[u32] = if params.is_empty() { &[0] } else { params };
+    let params = ctx
+        .device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("params"),
+            contents: bytemuck::cast_slice(words),
+            usage: wgpu::BufferUsages::STORAGE,
+        });
+    let mut entries = vec![wgpu::BindGroupEntry {
+        binding: 0,
+        resource: params.as_entire_binding(),
+    }];
+    for (i, buffer) in inputs.iter().chain([&output]).enumerate() {
+        entries.push(wgpu::BindGroupEntry {
+            binding: i as u32 + 1,
+            resource: buffer.as_entire_binding(),
+        });
+    }
+    let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(kernel.name),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries,
+    });
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &bind_group, &[]);
+        pass.dispatch_workgroups(groups.0, groups.1, groups.2);
+    }
+    ctx.queue.submit([encoder.finish()]);
+    ctx.check_errors(op);
+}
+
+/// Workgroups of [`GROUP`] threads for `n` threads in all, spread over x and y so that no
+/// dimension passes the limit of 65,535 workgroups. Kernels recover the thread's index
+/// with the `flat_index` function of `shaders/common.wgsl`.
+pub(crate) fn grid(n: usize) -> (u32, u32, u32) {
+    let groups = n.div_ceil(GROUP as usize);
+    let x = groups.min(65_535);
+    let y = groups.div_ceil(x.max(1));
+    (x as u32, y as u32, 1)
+}
