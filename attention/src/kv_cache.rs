@@ -39,8 +39,16 @@ use engine::memory::Reservation;
 /// cache.reset();
 /// assert!(cache.is_empty());
 /// ```
+///
+/// On a GPU (keys and values that live there), the cache keeps them there as two tensors,
+/// `[B, H, len, d]`, joined with `concat` at every append (a copy of the cache on the GPU,
+/// O(len) per token), and reads them with the GPU's matrix products: nothing is read back
+/// to the host. Its capacity is then its length, and its memory is the GPU's, not counted
+/// in `engine::memory`.
 #[derive(Debug)]
 pub struct KvCache {
+    /// The stored keys and values when they live on a GPU (see above).
+    on_device: Option<(Tensor, Tensor)>,
     keys: Vec<f32>,
     values: Vec<f32>,
     /// The two buffers' memory, as `engine::memory` counts it.
@@ -58,6 +66,7 @@ impl KvCache {
     /// tokens (or more if it brings more).
     pub fn new(initial_capacity: usize) -> Self {
         KvCache {
+            on_device: None,
             keys: Vec::new(),
             values: Vec::new(),
             counted: Reservation::new(),
@@ -80,6 +89,9 @@ impl KvCache {
 
     /// How many tokens fit before the buffers grow again.
     pub fn capacity(&self) -> usize {
+        if self.on_device.is_some() {
+            return self.len;
+        }
         self.capacity
     }
 
@@ -89,6 +101,7 @@ impl KvCache {
     pub fn reset(&mut self) {
         self.len = 0;
         self.layout = None;
+        self.on_device = None;
     }
 
     /// Appends `T` tokens: `keys: [B, H, T, dk]`, `values: [B, H, T, dv]`.
@@ -108,6 +121,10 @@ impl KvCache {
         );
         let (b, h, t) = (keys.shape()[0], keys.shape()[1], keys.shape()[2]);
         let layout = [b, h, keys.shape()[3], values.shape()[3]];
+        if keys.device().is_gpu() || self.on_device.is_some() {
+            self.append_on_device(keys, values, layout);
+            return;
+        }
         match self.layout {
             None => {
                 // After a reset the allocation is reused: it holds this many tokens of the
@@ -152,6 +169,28 @@ impl KvCache {
         self.len += t;
     }
 
+    /// [`append`](KvCache::append) for keys and values on a GPU.
+    #[track_caller]
+    fn append_on_device(&mut self, keys: &Tensor, values: &Tensor, layout: [usize; 4]) {
+        match self.layout {
+            None => self.layout = Some(layout),
+            Some(expected) => assert!(
+                expected == layout,
+                "KvCache::append: the cache holds [B, H, dk, dv] = {expected:?} but the new tokens have {layout:?}; hint: reset() the cache between sequences"
+            ),
+        }
+        let device = keys.device();
+        let values = values.to(&device);
+        self.on_device = Some(match self.on_device.take() {
+            None => (keys.detach(), values.detach()),
+            Some((k, v)) => (
+                Tensor::concat(&[&k, &keys.to(&k.device())], 2),
+                Tensor::concat(&[&v, &values.to(&v.device())], 2),
+            ),
+        });
+        self.len += keys.shape()[2];
+    }
+
     /// The stored keys, `[B, H, len, dk]`: a copy, made on every call, for looking at what
     /// the cache holds. A decoding step does not make it: [`CausalSelfAttention::step`]
     /// reads the stored keys where they are.
@@ -159,6 +198,9 @@ impl KvCache {
     /// [`CausalSelfAttention::step`]: crate::CausalSelfAttention::step
     #[track_caller]
     pub fn keys(&self) -> Tensor {
+        if let Some((keys, _)) = &self.on_device {
+            return keys.clone();
+        }
         self.read(&self.keys, 2)
     }
 
@@ -166,6 +208,9 @@ impl KvCache {
     /// [`keys`](KvCache::keys).
     #[track_caller]
     pub fn values(&self) -> Tensor {
+        if let Some((_, values)) = &self.on_device {
+            return values.clone();
+        }
         self.read(&self.values, 3)
     }
 
@@ -183,6 +228,9 @@ impl KvCache {
             "KvCache::scores: the queries must be [B, H, T, dk] = [{b}, {h}, T, {dk}] like the stored keys, found {:?}",
             queries.shape()
         );
+        if let Some((keys, _)) = &self.on_device {
+            return queries.matmul_t(keys);
+        }
         let queries = queries.to_vec();
         let mut out = Vec::with_capacity(b * h * t * self.len);
         for (block, rows) in queries.chunks_exact((t * dk).max(1)).enumerate() {
@@ -210,6 +258,9 @@ impl KvCache {
             self.len,
             weights.shape()
         );
+        if let Some((_, values)) = &self.on_device {
+            return weights.matmul(values);
+        }
         let weights = weights.to_vec();
         let mut out = vec![0.0; b * h * t * dv];
         if dv > 0 && self.len > 0 {
@@ -299,6 +350,7 @@ impl Clone for KvCache {
             format!("a copy of a cache of {} tokens", self.capacity)
         });
         KvCache {
+            on_device: self.on_device.clone(),
             keys: self.keys.clone(),
             values: self.values.clone(),
             counted,

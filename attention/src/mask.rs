@@ -8,7 +8,7 @@
 
 use std::ops::BitAnd;
 
-use engine::Tensor;
+use engine::{Device, Tensor};
 
 /// Which key positions each query may attend to.
 ///
@@ -178,7 +178,9 @@ impl Mask {
         );
         let mut keep: Option<Tensor> = None;
         for part in &self.parts {
-            let this = part_keep(module, part, scores);
+            // Combined on the CPU (masks are small): the caller moves the result to its
+            // scores' device.
+            let this = part_keep(module, part, scores).to(&Device::Cpu);
             keep = Some(match keep {
                 None => this,
                 Some(k) => &k * &this,

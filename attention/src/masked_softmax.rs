@@ -82,6 +82,7 @@ pub(crate) fn masked_softmax_in(module: &str, scores: &Tensor, mask: &Mask, fill
     let Some(keep) = mask.keep_for(module, scores.shape()) else {
         return scores.softmax(-1);
     };
+    let keep = keep.to(&scores.device());
     let masked = keep.eq_mask(&Tensor::scalar(0.0));
     match fill {
         Fill::D2l => scores.masked_fill(&masked, D2L_FILL).softmax(-1),

@@ -63,7 +63,8 @@
 //! | `sum` `sum_dim` `sum_dims` `max` `max_dim` `min` `min_dim` (`mean` = sum × 1/n; `logsumexp` composed) | `ops/reduce.rs` | `cpu/reduce.rs` | `reduce.wgsl` | `Op::Sum`, `Op::Max`, `Op::Min` |
 //! | `cumsum` | `ops/reduce.rs` | `cpu/select.rs` | none | `Op::Cumsum` |
 //! | `gather` | `ops/select.rs` | `cpu/select.rs` | `gather.wgsl`; derivative `segment_sum.wgsl` | `Op::Gather` (indices take no gradient) |
-//! | `argmax` `argmin` `max_dim_with_indices` `topk` | `ops/select.rs` | `cpu/select.rs` | none | `Op::Gather` for the values |
+//! | `argmax` `argmin` | `ops/select.rs` | `cpu/select.rs` | `arg_extreme.wgsl` | none (indices take no gradient) |
+//! | `max_dim_with_indices` `topk` | `ops/select.rs` | `cpu/select.rs` | none | `Op::Gather` for the values |
 //! | `softmax` `log_softmax` | `ops/softmax.rs` | `cpu/reduce.rs` | `softmax.wgsl` | `Op::Softmax`, `Op::LogSoftmax` |
 //! | `matmul` `bmm` `matmul_t` | `ops/matmul.rs` | `cpu/matmul.rs` | `matmul.wgsl` (tiled, workgroup memory; reads either operand transposed in place) | `Op::Matmul`, `Op::MatmulT` |
 //! | `additive_scores` (fused `Σₕ w tanh(q + k)`) | `ops/additive.rs` | `cpu/additive.rs` | `additive.wgsl` (scores and the three gradients) | `Op::AdditiveScores` |

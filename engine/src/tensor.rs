@@ -446,6 +446,21 @@ impl Tensor {
         *self.0.buffer.write().expect("tensor buffer lock poisoned") = fresh;
     }
 
+    /// Moves a leaf's values to `device` in place, keeping its identity, and forgets its
+    /// gradient (which lived on the old device): what [`Module::to_device`] does to each
+    /// parameter.
+    ///
+    /// [`Module::to_device`]: crate::nn::Module::to_device
+    #[track_caller]
+    pub(crate) fn move_to(&self, device: &Device) {
+        check::ensure(self.is_leaf(), "to_device", || {
+            "only leaf tensors (parameters) can be moved in place".into()
+        });
+        let moved = self.detach().to(device).buffer();
+        *self.0.buffer.write().expect("tensor buffer lock poisoned") = moved;
+        self.set_grad(None);
+    }
+
     /// True when both handles refer to the same tensor (not merely equal values).
     pub fn same(&self, other: &Tensor) -> bool {
         Arc::ptr_eq(&self.0, &other.0)

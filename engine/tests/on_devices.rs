@@ -74,9 +74,31 @@ fn reductions() {
     unary_case("sum_dims", &shape, |x| x.sum_dims_keepdim([0, 2]));
     unary_case("mean_dim", &shape, |x| x.mean_dim(-1));
     unary_case("max", &shape, Tensor::max);
+    on_devices(
+        "NaN propagates through max, min, maximum and minimum",
+        F32,
+        |dev| {
+            let x = Tensor::from_vec(vec![1.0, f32::NAN, 3.0, -1.0, 0.5, 2.0], [2, 3]).to(dev);
+            let y = Tensor::from_vec(vec![0.0, 0.0, f32::NAN], [3]).to(dev);
+            vec![
+                x.max_dim(1),
+                x.min_dim(0),
+                x.maximum(&y),
+                x.minimum(&y),
+                x.max(),
+            ]
+        },
+    );
     unary_case("max_dim", &shape, |x| x.max_dim(1));
     unary_case("min_dim", &shape, |x| x.min_dim_keepdim(2));
     unary_case("logsumexp", &shape, |x| x.logsumexp(-1));
+    on_devices("argmax and argmin, ties and NaN", F32, |dev| {
+        let mut values = harness::randn(&[3, 4, 5], 30, &Device::Cpu).to_vec();
+        values[7] = values[12]; // a tie along dimension 1
+        values[20] = f32::NAN; // a NaN wins
+        let x = Tensor::from_vec(values, [3, 4, 5]).to(dev);
+        vec![x.argmax(1), x.argmin(-1), x.argmax_keepdim(0), x.argmin(1)]
+    });
 }
 
 #[test]
@@ -85,6 +107,19 @@ fn softmax_and_log_softmax() {
         unary_case("softmax", &[3, 4, 33], |x| (x * 3.0).softmax(dim));
         unary_case("log_softmax", &[3, 4, 33], |x| x.log_softmax(dim));
     }
+}
+
+#[test]
+fn softmax_of_infinities() {
+    on_devices("softmax: a row of -inf, and an +inf", F32, |dev| {
+        let inf = f32::INFINITY;
+        let x = Tensor::from_vec(
+            vec![-inf, -inf, -inf, 0.0, -inf, 1.0, inf, 0.0, 1.0],
+            [3, 3],
+        );
+        let x = x.to(dev);
+        vec![x.softmax(-1), x.log_softmax(-1), x.logsumexp(-1)]
+    });
 }
 
 #[test]

@@ -83,7 +83,7 @@ impl Encoder {
         for (i, &len) in lens.iter().enumerate() {
             last[i * s + len as usize - 1] = 1.0;
         }
-        let last = Tensor::from_vec(last, [b, s, 1]);
+        let last = Tensor::from_vec(last, [b, s, 1]).to(&outputs.device());
         let state = (&outputs * &last).sum_dim(1); //        [B, H]
         (outputs, state)
     }

@@ -23,7 +23,8 @@ pub fn masked_cross_entropy(logits: &Tensor, targets: &Tensor, lens: &Tensor) ->
     let keep = Mask::valid_lens(lens)
         .keep_for("masked_cross_entropy", &[b, 1, t])
         .expect("a valid-lengths mask")
-        .reshape([b, t]);
+        .reshape([b, t])
+        .to(&per_token.device());
     // The count, a constant of the batch, taken as at least 1: with no real token the
     // masked sum is exactly 0, and 0 / 1 = 0 where 0 / 0 would be NaN.
     let count = keep.sum().item().max(1.0);
@@ -386,6 +387,20 @@ impl<A: DecoderAttention> Trainer<A> {
     }
 
     // ANCHOR_END: trainer
+
+    /// Moves the run to `device`: the model's parameters and the optimizer's moments.
+    /// Batches stay on the CPU (they are token ids and lengths, which the ops read there).
+    pub fn to_device(&mut self, device: &engine::Device) {
+        self.model.to_device(device);
+        let moved = self
+            .optimizer
+            .state()
+            .iter()
+            .map(|(t, m, v)| (*t, m.to(device), v.to(device)))
+            .collect();
+        self.optimizer.set_state(moved);
+    }
+
     // ANCHOR: batch_order
     /// The numbers of the batch of step `step`: the training set is shuffled once per
     /// epoch by a generator seeded with the run's seed and the epoch, so the batch of a

@@ -278,6 +278,35 @@ pub(crate) fn reduce(
     out
 }
 
+/// The position of the maximum (`max`) or minimum of the middle dimension of `x` seen as
+/// `[outer, n, inner]`, as `f32` whole numbers `[outer, inner]`.
+#[track_caller]
+pub(crate) fn arg_extreme(
+    op: &str,
+    x: &GpuBuffer,
+    (outer, n, inner): (usize, usize, usize),
+    max: bool,
+) -> GpuBuffer {
+    let gpu = x.gpu();
+    let out = GpuBuffer::uninit(gpu, op, outer * inner);
+    let source = || with_common(include_str!("shaders/arg_extreme.wgsl"));
+    let kernel = Kernel {
+        name: "arg_extreme",
+        source: &source,
+    };
+    let params = [outer as u32, n as u32, inner as u32, u32::from(max)];
+    launch(
+        gpu,
+        op,
+        &kernel,
+        &params,
+        &[x.raw()],
+        out.raw(),
+        grid(outer * inner),
+    );
+    out
+}
+
 /// `softmax` (or `log_softmax`) over the middle dimension of `x` seen as
 /// `[outer, n, inner]`.
 #[track_caller]

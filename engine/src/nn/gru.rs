@@ -271,7 +271,7 @@ impl Gru {
                 });
                 h0.clone()
             }
-            None => Tensor::zeros([b, hs]),
+            None => Tensor::zeros([b, hs]).to(&x.device()),
         };
         // The input side of every gate does not depend on the hidden state, so all time
         // steps are projected in one matrix product instead of T small ones.

@@ -102,6 +102,27 @@ pub trait Module {
         self.set_training(false);
     }
 
+    /// Moves every parameter to `device`, in place, like PyTorch's `model.to(device)`:
+    /// each keeps its identity (an optimizer made before the move still updates it), and
+    /// loses any gradient it had. Inputs must then be moved too: an op refuses tensors on
+    /// two devices.
+    ///
+    /// ```
+    /// use engine::nn::{Linear, LinearConfig, Module};
+    /// use engine::{Device, Tensor};
+    ///
+    /// let layer = Linear::new(LinearConfig { in_features: 3, out_features: 2, ..Default::default() });
+    /// let device = Device::best();
+    /// layer.to_device(&device);
+    /// let y = layer.forward(&Tensor::ones([4, 3]).to(&device));
+    /// assert_eq!(y.device(), device);
+    /// ```
+    fn to_device(&self, device: &crate::Device) {
+        for p in self.parameters() {
+            p.move_to(device);
+        }
+    }
+
     /// Forgets the gradient of every parameter, like PyTorch's `model.zero_grad()`.
     fn zero_grad(&self) {
         for p in self.parameters() {

@@ -85,6 +85,17 @@ impl Tensor {
 
     #[track_caller]
     fn arg_extreme(&self, op: &str, dim: impl Dim, which: Extreme, keepdim: bool) -> Tensor {
+        #[cfg(feature = "wgpu")]
+        if let Some(x) = self.on_gpu() {
+            let d = dim.resolve(op, self.rank());
+            check::ensure(self.shape()[d] > 0, op, || {
+                format!("dimension {d} of shape {:?} is empty", self.shape())
+            });
+            let parts = split_at_dim(self.shape(), d);
+            let max = matches!(which, Extreme::Max);
+            let data = crate::gpu::kernels::arg_extreme(op, &x, parts, max);
+            return Tensor::from_gpu(op, data, reduced(self.shape(), d, keepdim), None);
+        }
         let (d, positions) = self.extreme_positions(op, dim, which);
         index_tensor(op, &positions, reduced(self.shape(), d, keepdim))
     }

@@ -108,9 +108,10 @@ impl Optimizer for Sgd {
                 }
                 if c.momentum != 0.0 {
                     let b = match buffer.take() {
-                        // A copy, not the gradient's handle: the buffer must not change
-                        // if someone later writes to the gradient.
-                        None => Tensor::from_vec(d.to_vec(), d.shape()),
+                        // A handle of its own, not the gradient's: the buffer must not
+                        // change if someone later assigns to the gradient. (Values never
+                        // change in place, so sharing them is safe, on any device.)
+                        None => d.detach(),
                         Some(b) => b * c.momentum + &d * (1.0 - c.dampening),
                     };
                     d = if c.nesterov {

@@ -10,6 +10,9 @@
 //! adapter error, rather than skipping them: set `ENGINE_GPU_TESTS=skip` to opt out, which
 //! each test then reports on standard error.
 
+// Each test file uses only some of these.
+#![allow(dead_code)]
+
 use std::sync::Once;
 
 use engine::{Device, Tensor};

@@ -6,8 +6,14 @@ fn flat_index(wid: vec3<u32>, nwg: vec3<u32>, lid: vec3<u32>) -> u32 {
     return (wid.y * nwg.x + wid.x) * 256u + lid.x;
 }
 
+// By its bits: WGSL lets a compiler assume that floats are never NaN, and `x != x` is
+// then folded to false (lavapipe does).
 fn is_nan(x: f32) -> bool {
-    return x != x;
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
+fn is_finite(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
 }
 
 // tanh without overflow: WGSL's own may compute e^(2x) and give NaN for large |x|.

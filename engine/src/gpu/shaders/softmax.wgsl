@@ -21,7 +21,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var j = 0u; j < n; j++) {
         top = max(top, x[base + j * inner]);
     }
-    // A row of -inf (fully masked) gives NaN, as on the CPU and in PyTorch.
+    // As on the CPU: a row with no finite maximum (all -inf, or a +inf) is not shifted,
+    // so all -inf gives 0/0 = NaN everywhere (as in PyTorch), and a +inf gives NaN there.
+    if (!is_finite(top)) {
+        top = 0.0;
+    }
     var total = 0.0;
     for (var j = 0u; j < n; j++) {
         total += exp(x[base + j * inner] - top);
