@@ -5,8 +5,9 @@
 //!
 //! A [`Case`] is one computation at one size, with a name such as `multi_head/forward/256`.
 //! [`Case::prepare`] builds its seeded inputs and modules and returns a closure that runs the
-//! computation once, so setting up is never timed. Every case is `f32` on the CPU, on one
-//! thread when the tool calls [`one_thread_unless_asked`] first (they all do).
+//! computation once, so setting up is never timed. Every case is `f32`, on the CPU (on one
+//! thread when the tool calls [`one_thread_unless_asked`] first, as they all do), or on a
+//! GPU through [`Case::prepare_on`] (`benches/gpu.rs`, with the `wgpu` feature).
 //!
 //! | family | what one run does |
 //! |---|---|
@@ -31,7 +32,7 @@
 use std::fmt;
 
 use attention::prelude::*;
-use engine::memory;
+use engine::{Device, memory};
 
 /// The batch size of the attention cases.
 pub const BATCH: usize = 8;
@@ -198,16 +199,28 @@ impl Case {
         self.estimated_bytes() <= MEMORY_LIMIT
     }
 
-    /// Builds the case's seeded inputs and modules, and returns a closure that runs the
-    /// computation once (its output is dropped before it returns).
+    /// Builds the case's seeded inputs and modules on the CPU, and returns a closure that
+    /// runs the computation once (its output is dropped before it returns).
     pub fn prepare(&self) -> Box<dyn FnMut()> {
+        self.prepare_on(&Device::Cpu)
+    }
+
+    /// Like [`prepare`](Case::prepare), with the inputs and modules moved to `device`
+    /// before timing starts; each run ends by waiting for the device
+    /// ([`Device::synchronize`]), so that a GPU's time is the time of the work, not of
+    /// queueing it.
+    pub fn prepare_on(&self, device: &Device) -> Box<dyn FnMut()> {
         manual_seed(SEED);
-        match *self {
+        let dev = device.clone();
+        let mut run: Box<dyn FnMut()> = match *self {
             Case::Matmul { n } => {
-                let (a, b) = (Tensor::randn([n, n]), Tensor::randn([n, n]));
+                let (a, b) = (
+                    Tensor::randn([n, n]).to(&dev),
+                    Tensor::randn([n, n]).to(&dev),
+                );
                 Box::new(move || drop(no_grad(|| a.matmul(&b))))
             }
-            Case::Sdpa { len, pass } => attention_case(pass, Vec::new(), len, |q, k, v| {
+            Case::Sdpa { len, pass } => attention_case(&dev, pass, Vec::new(), len, |q, k, v| {
                 scaled_dot_product_attention(q, k, v, &Mask::none()).0
             }),
             Case::MultiHead { len, pass } => {
@@ -217,16 +230,22 @@ impl Case {
                     ..Default::default()
                 });
                 module.eval();
-                attention_case(pass, module.parameters(), len, move |q, k, v| {
+                module.to_device(&dev);
+                attention_case(&dev, pass, module.parameters(), len, move |q, k, v| {
                     module.forward(q, k, v, &Mask::none())
                 })
             }
-            Case::Additive { len, pass } => additive_case(len, pass, AdditiveScoring::Fused),
+            Case::Additive { len, pass } => additive_case(&dev, len, pass, AdditiveScoring::Fused),
             Case::AdditiveBroadcast { len, pass } => {
-                additive_case(len, pass, AdditiveScoring::Broadcast)
+                additive_case(&dev, len, pass, AdditiveScoring::Broadcast)
             }
-            Case::Decode { batch, kv_cache } => decode_case(batch, kv_cache),
-        }
+            Case::Decode { batch, kv_cache } => decode_case(&dev, batch, kv_cache),
+        };
+        device.synchronize();
+        Box::new(move || {
+            run();
+            dev.synchronize();
+        })
     }
 
     /// Runs the case once and returns the most bytes its tensors held at once beyond what
@@ -239,7 +258,12 @@ impl Case {
 }
 
 /// d2l's additive attention with sizes [`NUM_HIDDENS`], computing its scores as `scoring` says.
-fn additive_case(len: usize, pass: Pass, scoring: AdditiveScoring) -> Box<dyn FnMut()> {
+fn additive_case(
+    device: &Device,
+    len: usize,
+    pass: Pass,
+    scoring: AdditiveScoring,
+) -> Box<dyn FnMut()> {
     let mut module = AdditiveAttention::new(AdditiveAttentionConfig {
         query_size: NUM_HIDDENS,
         key_size: NUM_HIDDENS,
@@ -248,7 +272,8 @@ fn additive_case(len: usize, pass: Pass, scoring: AdditiveScoring) -> Box<dyn Fn
         ..Default::default()
     });
     module.eval();
-    attention_case(pass, module.parameters(), len, move |q, k, v| {
+    module.to_device(device);
+    attention_case(device, pass, module.parameters(), len, move |q, k, v| {
         module.forward(q, k, v, &Mask::none())
     })
 }
@@ -278,13 +303,14 @@ pub fn measure_peak(run: &mut dyn FnMut()) -> usize {
 /// Queries, keys and values `[BATCH, len, NUM_HIDDENS]`, and a closure running `forward` on
 /// them for `pass`; `parameters` are the module's, whose gradients are cleared each run.
 fn attention_case(
+    device: &Device,
     pass: Pass,
     parameters: Vec<Tensor>,
     len: usize,
     forward: impl Fn(&Tensor, &Tensor, &Tensor) -> Tensor + 'static,
 ) -> Box<dyn FnMut()> {
     let shape = [BATCH, len, NUM_HIDDENS];
-    let [q, k, v] = [(); 3].map(|()| Tensor::randn(shape));
+    let [q, k, v] = [(); 3].map(|()| Tensor::randn(shape).to(device));
     match pass {
         Pass::Forward => Box::new(move || drop(no_grad(|| forward(&q, &k, &v)))),
         Pass::ForwardBackward => {
@@ -302,14 +328,15 @@ fn attention_case(
 
 /// A causal self-attention layer and `[batch, DECODE_TOKENS, NUM_HIDDENS]` inputs; the
 /// closure feeds the tokens one at a time, with or without a cache.
-fn decode_case(batch: usize, kv_cache: bool) -> Box<dyn FnMut()> {
+fn decode_case(device: &Device, batch: usize, kv_cache: bool) -> Box<dyn FnMut()> {
     let mut layer = CausalSelfAttention::new(CausalSelfAttentionConfig {
         num_hiddens: NUM_HIDDENS,
         num_heads: NUM_HEADS,
         ..Default::default()
     });
     layer.eval();
-    let x = Tensor::randn([batch, DECODE_TOKENS, NUM_HIDDENS]);
+    layer.to_device(device);
+    let x = Tensor::randn([batch, DECODE_TOKENS, NUM_HIDDENS]).to(device);
     let token = move |x: &Tensor, t: usize| x.narrow(1, t, 1);
     if kv_cache {
         let mut cache = KvCache::new(DECODE_TOKENS);

@@ -58,6 +58,14 @@ pub enum Device {
     Gpu(Gpu),
 }
 
+#[cfg(not(feature = "wgpu"))]
+impl Gpu {
+    /// Waits for the GPU (see the `wgpu` build's `Gpu::synchronize`).
+    pub fn synchronize(&self) {
+        match *self {}
+    }
+}
+
 /// The name of the environment variable that chooses a device for programs that read it
 /// with [`Device::from_env`]: `cpu`, `gpu` or `best`.
 pub const ENV_VAR: &str = "ENGINE_DEVICE";
@@ -114,6 +122,19 @@ impl Device {
         match std::env::var(ENV_VAR) {
             Ok(name) => Device::named(&name).map_err(|e| DeviceError::FromEnv(Box::new(e))),
             Err(_) => Ok(Device::Cpu),
+        }
+    }
+
+    /// Waits until every op queued on this device has finished: nothing on the CPU (its
+    /// ops finish before they return), [`Gpu::synchronize`] on a GPU. Timings need it;
+    /// reading values back waits by itself.
+    pub fn synchronize(&self) {
+        match self {
+            Device::Cpu => {}
+            #[cfg(feature = "wgpu")]
+            Device::Gpu(gpu) => gpu.synchronize(),
+            #[cfg(not(feature = "wgpu"))]
+            Device::Gpu(gpu) => match *gpu {},
         }
     }
 
