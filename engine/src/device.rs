@@ -58,9 +58,26 @@ pub enum Device {
     Gpu(Gpu),
 }
 
+/// The methods of the `wgpu` build's `Gpu`, so that code naming them compiles in every
+/// build (without the feature no `Gpu` exists to call them on).
 #[cfg(not(feature = "wgpu"))]
 impl Gpu {
-    /// Waits for the GPU (see the `wgpu` build's `Gpu::synchronize`).
+    /// The adapter's name.
+    pub fn name(&self) -> &str {
+        match *self {}
+    }
+
+    /// The graphics API wgpu drives it through.
+    pub fn backend(&self) -> String {
+        match *self {}
+    }
+
+    /// What kind of adapter it is.
+    pub fn kind(&self) -> String {
+        match *self {}
+    }
+
+    /// Waits until every kernel queued so far has finished.
     pub fn synchronize(&self) {
         match *self {}
     }

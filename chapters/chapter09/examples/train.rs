@@ -25,6 +25,11 @@
 //!   one: every step's loss, every held-out score, and the model file byte for byte (its
 //!   SHA-256 is printed). Fails at the first difference. The kernels give the same bits
 //!   on every CPU, so this passes on any machine and with any `ENGINE_KERNEL`.
+//! - `--device cpu|gpu|best`: where to train (default: the environment variable
+//!   `ENGINE_DEVICE`, else the CPU). The GPU needs the engine's `wgpu` feature:
+//!   `cargo run --release --features engine/wgpu -p chapter09 --example train -- --device gpu`.
+//!   A GPU computes the same losses to f32 rounding, not bit for bit, so `--record` and
+//!   `--check` run on the CPU only.
 //!
 //! Prints the held-out exact-match accuracy every 100 steps and the wall time at the end.
 
@@ -32,6 +37,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use engine::Device;
 use sha2::{Digest, Sha256};
 
 use chapter09::exercises::ScaledDotProduct;
@@ -53,6 +59,7 @@ struct Options {
     dot_product: bool,
     record: bool,
     check: bool,
+    device: Option<String>,
 }
 
 fn parse() -> Result<Options, String> {
@@ -65,6 +72,7 @@ fn parse() -> Result<Options, String> {
         dot_product: false,
         record: false,
         check: false,
+        device: None,
     };
     let mut args = std::env::args().skip(1);
     let number = |flag: &str, v: Option<String>| -> Result<usize, String> {
@@ -89,6 +97,7 @@ fn parse() -> Result<Options, String> {
             },
             "--record" => o.record = true,
             "--check" => o.check = true,
+            "--device" => o.device = Some(args.next().ok_or("--device takes cpu, gpu or best")?),
             other => {
                 return Err(format!(
                     "unknown option {other} (see the top of examples/train.rs)"
@@ -150,6 +159,14 @@ fn run<A: DecoderAttention>(
     if options.check && trainer.config != TrainConfig::chapter() {
         return Err("--check needs the chapter's settings (no --steps)".into());
     }
+    let device = match &options.device {
+        Some(name) => Device::named(name)?,
+        None => Device::from_env()?,
+    };
+    if !device.is_cpu() && (options.check || options.record) {
+        return Err("--check and --record compare bits the CPU defines: run them on the CPU (leave out --device)".into());
+    }
+    trainer.to_device(&device);
     let c = trainer.config;
     println!(
         "{name} attention: numbers below {}, {} to train on, {} held out; {} steps of {} examples, lr {} after {} warmup steps falling to {}, clip {}, embeddings {}, hidden {}; {} parameters",
@@ -166,6 +183,7 @@ fn run<A: DecoderAttention>(
         c.num_hiddens,
         engine::nn::Module::num_parameters(&trainer.model)
     );
+    println!("training on {device}");
     let until = options.stop_after.unwrap_or(c.steps).min(c.steps);
 
     // ANCHOR: loop

@@ -115,6 +115,7 @@ impl GpuBuffer {
             .expect("a live GpuBuffer holds its buffer")
     }
 
+    // ANCHOR: read
     /// Copies the values back to host memory, waiting for every kernel queued before.
     pub(crate) fn read(&self) -> Vec<f32> {
         if self.len == 0 {
@@ -147,6 +148,7 @@ impl GpuBuffer {
             .expect("a mapped read-back buffer can be viewed");
         bytemuck::pod_collect_to_vec(&view)
     }
+    // ANCHOR_END: read
 }
 
 impl Drop for GpuBuffer {

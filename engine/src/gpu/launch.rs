@@ -59,6 +59,7 @@ impl Context {
     }
 }
 
+// ANCHOR: launch
 /// Queues one launch of `kernel` on `gpu` with `params`, `inputs` and `output`, over
 /// `groups` workgroups (x, y, z). `op` names the public op, for messages.
 #[track_caller]
@@ -110,13 +111,35 @@ pub(crate) fn launch(
     ctx.queue.submit([encoder.finish()]);
     ctx.check_errors(op);
 }
+// ANCHOR_END: launch
 
-/// Workgroups of [`GROUP`] threads for `n` threads in all, spread over x and y so that no
-/// dimension passes the limit of 65,535 workgroups. Kernels recover the thread's index
-/// with the `flat_index` function of `shaders/common.wgsl`.
+/// Workgroups of [`GROUP`] threads for `n` threads in all, spread over as few rows (y) as
+/// keep each row within the limit of 65,535 workgroups, the rows as even as can be (so at
+/// most y − 1 workgroups are spare). Kernels recover the thread's index with the
+/// `flat_index` function of `shaders/common.wgsl`.
 pub(crate) fn grid(n: usize) -> (u32, u32, u32) {
     let groups = n.div_ceil(GROUP as usize);
-    let x = groups.min(65_535);
-    let y = groups.div_ceil(x.max(1));
+    let y = groups.div_ceil(65_535).max(1);
+    let x = groups.div_ceil(y);
     (x as u32, y as u32, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_grid_covers_every_thread_with_few_spare_workgroups() {
+        for n in [0, 1, 255, 256, 257, 65_535 * 256, 65_536 * 256, 1 << 31] {
+            let (x, y, z) = grid(n);
+            let groups = (x * y * z) as usize;
+            assert!(x <= 65_535 && y <= 65_535, "n = {n}: {x} × {y}");
+            assert!(groups * GROUP as usize >= n, "n = {n}: too few");
+            assert!(
+                groups < n.div_ceil(GROUP as usize) + y as usize,
+                "n = {n}: {x} × {y}"
+            );
+        }
+        assert_eq!(grid(65_536 * 256), (32_768, 2, 1));
+    }
 }

@@ -12,11 +12,14 @@
 // A batch stride of 0 reuses one matrix for every batch (a [K, N] weight).
 // params: [M, N, K, a_batch_stride, b_batch_stride, a_t, b_t]
 
+// ANCHOR: bindings
 @group(0) @binding(0) var<storage, read> params: array<u32>;
 @group(0) @binding(1) var<storage, read> a: array<f32>;
 @group(0) @binding(2) var<storage, read> b: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
+// ANCHOR_END: bindings
 
+// ANCHOR: tiles
 const TM: u32 = TM_VALUEu;
 const TN: u32 = TN_VALUEu;
 const BM: u32 = 16u * TM;
@@ -25,7 +28,9 @@ const BK: u32 = 1024u / BM; // so that each thread copies 4 values of A per step
 
 var<workgroup> tile_a: array<f32, 1024>; // [BK][BM]
 var<workgroup> tile_b: array<f32, BK_TIMES_BN>; // [BK][BN]
+// ANCHOR_END: tiles
 
+// ANCHOR: entry
 @compute @workgroup_size(16, 16)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
     let M = params[0];
@@ -45,7 +50,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     }
     var a_reg: array<f32, TM>;
     var b_reg: array<f32, TN>;
+    // ANCHOR_END: entry
 
+    // ANCHOR: copy
     for (var k0 = 0u; k0 < K; k0 += BK) {
         // Copy the blocks, reading main memory along its contiguous direction.
         for (var r = 0u; r < BM * BK / 256u; r++) {
@@ -87,6 +94,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             tile_b[kk * BN + nn] = v;
         }
         workgroupBarrier();
+        // ANCHOR_END: copy
+        // ANCHOR: compute
         // Thread (x, y) owns rows y, y + 16, … and columns x, x + 16, … of the tile.
         for (var kk = 0u; kk < BK; kk++) {
             for (var i = 0u; i < TM; i++) {
@@ -103,7 +112,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         }
         workgroupBarrier();
     }
+    // ANCHOR_END: compute
 
+    // ANCHOR: write
     let out_base = wid.z * M * N;
     for (var i = 0u; i < TM; i++) {
         let m = row0 + lid.y + 16u * i;
@@ -115,3 +126,4 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         }
     }
 }
+// ANCHOR_END: write

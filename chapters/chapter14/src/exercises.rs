@@ -1,0 +1,30 @@
+//! Your solutions to the chapter 14 exercises. Replace each `todo!()` with your code, then
+//! check it with `cargo test -p chapter14 --features exercises` (the same tests the
+//! reference solutions pass). The page's "Exercises" section explains each one.
+
+use crate::CostModel;
+
+/// Exercise 1. The launches of a batched product whose `batch` matrices do not all fit in
+/// one launch's z dimension (at most `max_per_dim` workgroups): `(first, count)` for each
+/// launch, in order, covering `0..batch` once.
+pub fn batch_launches(batch: usize, max_per_dim: usize) -> Vec<(usize, usize)> {
+    let _ = (batch, max_per_dim);
+    todo!("exercise 1: step through the batch max_per_dim matrices at a time")
+}
+
+/// Exercise 2. Where value `e` (`0 ≤ e < tile · bk`) of the block of A copied in one step
+/// goes, `(mm, kk)` (row within the tile, position along k), when A is stored transposed,
+/// `[k, m]`: consecutive values must be consecutive in memory, which for a transposed A
+/// runs along m.
+pub fn transposed_copy_order(e: usize, tile: usize, bk: usize) -> (usize, usize) {
+    let _ = (e, tile, bk);
+    todo!("exercise 2: let mm vary fastest")
+}
+
+/// Exercise 3. The share of the GPU's time for an `[n, n] · [n, n]` product that starts
+/// and ends in host memory (see [`CostModel::gpu_seconds`]) spent moving values: uploading
+/// the two inputs and reading back the result.
+pub fn transfer_share(model: &CostModel, n: usize) -> f64 {
+    let _ = (model, n);
+    todo!("exercise 3: the bytes moved over their rates, over the whole time")
+}
