@@ -273,12 +273,27 @@ fn tensors_on_two_devices_are_refused_with_both_named() {
 fn an_op_without_a_gpu_kernel_says_so() {
     let Some(gpu) = test_gpu() else { return };
     let x = Tensor::ones([2, 3]).to(&gpu);
-    let message = std::panic::catch_unwind(|| x.cumsum(1))
-        .err()
-        .and_then(|e| e.downcast_ref::<String>().cloned())
-        .expect("cumsum on the GPU panics with a message");
-    assert!(
-        message.starts_with("cumsum: cumsum has no GPU kernel"),
-        "{message}"
-    );
+    let refusal = |op: &str, run: &dyn Fn() -> Tensor| {
+        let message = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+            .err()
+            .and_then(|e| e.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| panic!("{op} on the GPU panics with a message"));
+        let expected = format!("{op}: {op} has no GPU kernel, and its input [2, 3] lives on {gpu}");
+        assert!(message.starts_with(&expected), "{message}");
+        assert!(message.contains("hint: compute it on the CPU"), "{message}");
+    };
+    refusal("cumsum", &|| x.cumsum(1));
+    refusal("topk", &|| x.topk(2, 1).0);
+    refusal("max_dim_with_indices", &|| x.max_dim_with_indices(1).0);
+}
+
+#[test]
+fn gradient_clipping_measures_the_same_norm_on_every_device() {
+    on_devices("clip_grad_norm", F32, |dev| {
+        let (a, b) = (param(&[3, 40], 31, dev), param(&[7], 32, dev));
+        (a.square().sum() * 3.0 + b.sum()).backward();
+        let norm = engine::optim::clip_grad_norm(&[a.clone(), b.clone()], 1.0);
+        let norm = Tensor::scalar(norm).to(dev).reshape([1]);
+        vec![norm, a.grad().unwrap(), b.grad().unwrap()]
+    });
 }

@@ -8,11 +8,18 @@
 //!
 //! The memory is counted by the engine and is the same everywhere; the times are your
 //! machine's (build with `--release`: a debug build is many times slower).
+//!
+//! `-- --device gpu` (or `best`, or the environment variable `ENGINE_DEVICE`) times the
+//! same passes on a GPU, with the engine's `wgpu` feature:
+//! `cargo run --release --features engine/wgpu -p chapter06 --example compare -- --device gpu`.
+//! The engine counts host memory only, so the memory columns then read "—".
 
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use attention::prelude::*;
 use chapter06::{SameShapes, forward_peak_bytes};
+use engine::Device;
 use engine::memory::human;
 
 /// The median time of one call of `f`, over enough calls to fill about a quarter of a
@@ -35,10 +42,36 @@ fn ms(t: Duration) -> f64 {
     t.as_secs_f64() * 1e3
 }
 
-fn main() {
+/// The device named by `--device NAME`, else by `ENGINE_DEVICE`, else the CPU.
+fn device() -> Result<Device, String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [] => Device::from_env().map_err(|e| e.to_string()),
+        [flag, name] if flag == "--device" => Device::named(name).map_err(|e| e.to_string()),
+        _ => Err("expected no option, or --device cpu|gpu|best".into()),
+    }
+}
+
+/// The modules and inputs of `shapes` moved to `device`.
+fn moved(mut shapes: SameShapes, device: &Device) -> SameShapes {
+    shapes.additive.to_device(device);
+    shapes.queries = shapes.queries.to(device);
+    shapes.keys = shapes.keys.to(device);
+    shapes.values = shapes.values.to(device);
+    shapes
+}
+
+fn main() -> ExitCode {
+    let device = match device() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let (batch, d) = (4, 64);
     println!(
-        "batch {batch}, d = h = {d}, self-attention over n tokens (Q = K = n), no gradient; kernel path {}",
+        "batch {batch}, d = h = {d}, self-attention over n tokens (Q = K = n), no gradient; on {device}, kernel path {}",
         engine::kernels::active()
     );
     println!(
@@ -47,35 +80,48 @@ fn main() {
     );
     println!("|-----:|--------------:|-----------------:|--------------:|-----------------:|");
     for n in [32, 64, 128, 256] {
-        let shapes = SameShapes::new(batch, n, d);
-        let additive = median_time(|| shapes.additive_forward());
-        let dot = median_time(|| shapes.dot_product_forward());
-        let additive_bytes = forward_peak_bytes(|| shapes.additive_forward());
-        let dot_bytes = forward_peak_bytes(|| shapes.dot_product_forward());
+        let shapes = moved(SameShapes::new(batch, n, d), &device);
+        let synchronized = |y: Tensor| {
+            device.synchronize();
+            y
+        };
+        let additive = median_time(|| synchronized(shapes.additive_forward()));
+        let dot = median_time(|| synchronized(shapes.dot_product_forward()));
+        let bytes = |f: &dyn Fn() -> Tensor| match device {
+            Device::Cpu => human(forward_peak_bytes(f)),
+            _ => "—".into(),
+        };
         println!(
             "| {n:>4} | {:>13.3} | {:>16.3} | {:>13} | {:>16} |",
             ms(additive),
             ms(dot),
-            human(additive_bytes),
-            human(dot_bytes)
+            bytes(&|| shapes.additive_forward()),
+            bytes(&|| shapes.dot_product_forward())
         );
     }
     println!(
         "times: the median of several runs on this machine; memory: counted by the engine, the same everywhere"
     );
-    parts(batch, 256, d);
+    parts(batch, 256, d, &device);
+    ExitCode::SUCCESS
 }
 
 /// The time of each op of d2l's additive scores, `w · tanh(q + k)` with `q` and `k` already
 /// projected, at `Q = K = n`, beside a copy of the `[B, Q, K, h]` tensor through `neg`,
 /// the cheapest op that reads and writes it: what memory traffic alone costs.
-fn parts(batch: usize, n: usize, h: usize) {
-    let q = Tensor::randn([batch, n, h]);
-    let k = Tensor::randn([batch, n, h]);
-    let w = Tensor::randn([h, 1]);
+fn parts(batch: usize, n: usize, h: usize, device: &Device) {
+    let q = Tensor::randn([batch, n, h]).to(device);
+    let k = Tensor::randn([batch, n, h]).to(device);
+    let w = Tensor::randn([h, 1]).to(device);
     let sum = q.unsqueeze(2) + k.unsqueeze(1);
     let features = sum.tanh();
-    let time = |f: &dyn Fn() -> Tensor| ms(median_time(f));
+    let time = |f: &dyn Fn() -> Tensor| {
+        ms(median_time(|| {
+            let y = f();
+            device.synchronize();
+            y
+        }))
+    };
     println!(
         "\nwhere the additive scores' time goes, batch {batch}, n = {n}, h = {h}: [B, Q, K, h] is {}",
         human(sum.numel() * 4)

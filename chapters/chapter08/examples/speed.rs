@@ -11,12 +11,18 @@
 //!
 //! `-- --record` (release builds only) replaces the committed sample run,
 //! `chapters/chapter08/data/sample_speed.tsv`, and the book's figure drawn from it.
+//!
+//! `-- --device gpu` (or `best`, or the environment variable `ENGINE_DEVICE`) times the
+//! decoding on a GPU, with the engine's `wgpu` feature:
+//! `cargo run --release --features engine/wgpu -p chapter08 --example speed -- --device gpu`.
+//! The committed sample is the CPU's, so `--record` runs on the CPU only.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use attention::prelude::*;
 use chapter08::{SPEED_HEADS, SPEED_NUM_HIDDENS, SPEED_POSITIONS, SpeedRow, SpeedRun};
+use engine::Device;
 
 // ANCHOR: median_seconds
 /// The median of the times `once` reports, over enough calls to fill about a fifth of a
@@ -36,7 +42,7 @@ fn median_seconds(mut once: impl FnMut() -> Duration) -> f64 {
 // ANCHOR: time_one_token
 /// Tokens per second for the token at position `t` of `x: [1, T, num_hiddens]`, with the cache
 /// and without it.
-fn time_one_token(layer: &CausalSelfAttention, x: &Tensor, t: usize) -> SpeedRow {
+fn time_one_token(layer: &CausalSelfAttention, x: &Tensor, t: usize, device: &Device) -> SpeedRow {
     let none = Mask::none();
     let token = x.narrow(1, t - 1, 1); // the new token, [1, 1, num_hiddens]
     let mut cache = KvCache::new(t);
@@ -45,6 +51,7 @@ fn time_one_token(layer: &CausalSelfAttention, x: &Tensor, t: usize) -> SpeedRow
         let mut cache = cache.clone(); // t − 1 tokens, before the clock starts
         let start = Instant::now();
         let y = no_grad(|| layer.step(&token, &mut cache, &none));
+        device.synchronize(); // a GPU's work is done, not only queued
         let elapsed = start.elapsed();
         drop(y);
         elapsed
@@ -53,6 +60,7 @@ fn time_one_token(layer: &CausalSelfAttention, x: &Tensor, t: usize) -> SpeedRow
     let without_cache = median_seconds(|| {
         let start = Instant::now();
         let y = no_grad(|| layer.forward(&prefix, &none).narrow(1, t - 1, 1));
+        device.synchronize();
         let elapsed = start.elapsed();
         drop(y);
         elapsed
@@ -65,13 +73,42 @@ fn time_one_token(layer: &CausalSelfAttention, x: &Tensor, t: usize) -> SpeedRow
 }
 // ANCHOR_END: time_one_token
 
+/// `--record`, and the device named by `--device NAME`, else by `ENGINE_DEVICE`, else the CPU.
+fn options() -> Result<(bool, Device), String> {
+    let (mut record, mut device) = (false, None);
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--record" => record = true,
+            "--device" => {
+                let name = args.next().ok_or("--device takes cpu, gpu or best")?;
+                device = Some(Device::named(&name).map_err(|e| e.to_string())?);
+            }
+            other => {
+                return Err(format!(
+                    "unknown option {other} (expected --record or --device NAME)"
+                ));
+            }
+        }
+    }
+    let device = match device {
+        Some(d) => d,
+        None => Device::from_env().map_err(|e| e.to_string())?,
+    };
+    if record && !device.is_cpu() {
+        return Err("--record writes the CPU's sample: leave out --device".into());
+    }
+    Ok((record, device))
+}
+
 fn main() -> Result<(), String> {
-    let record = std::env::args().any(|a| a == "--record");
+    let (record, device) = options()?;
     chapter08::check_build_for_timing(record)?;
     manual_seed(0);
     let layer = chapter08::causal_layer(SPEED_NUM_HIDDENS, SPEED_HEADS);
+    layer.to_device(&device);
     let longest = SPEED_POSITIONS[SPEED_POSITIONS.len() - 1];
-    let x = Tensor::randn([1, longest, SPEED_NUM_HIDDENS]);
+    let x = Tensor::randn([1, longest, SPEED_NUM_HIDDENS]).to(&device);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let run = SpeedRun {
         machine: format!(
@@ -81,11 +118,11 @@ fn main() -> Result<(), String> {
         ),
         rows: SPEED_POSITIONS
             .iter()
-            .map(|&t| time_one_token(&layer, &x, t))
+            .map(|&t| time_one_token(&layer, &x, t, &device))
             .collect(),
     };
     println!(
-        "CausalSelfAttention, num_hiddens {SPEED_NUM_HIDDENS}, {SPEED_HEADS} heads, batch 1: the token at position t"
+        "CausalSelfAttention, num_hiddens {SPEED_NUM_HIDDENS}, {SPEED_HEADS} heads, batch 1: the token at position t, on {device}"
     );
     print!("{}", run.table());
 

@@ -33,9 +33,14 @@ pub fn clip_grad_norm(params: &[Tensor], max_norm: f32) -> f32 {
         .collect();
     // Summed in f64 so the many small squares of a large model do not lose precision.
     // Folded from +0.0: `sum()` of no terms is -0.0 for floats, and √(-0.0) is -0.0.
+    // A gradient on a GPU is summed there (in f32) and only its total read back, rather
+    // than all its values.
     let squares: f64 = grads
         .iter()
-        .flat_map(|(_, g)| g.to_vec())
+        .flat_map(|(_, g)| match g.device() {
+            crate::Device::Cpu => g.to_vec(),
+            _ => vec![no_grad(|| g.square().sum().item()).sqrt()],
+        })
         .map(|x| f64::from(x) * f64::from(x))
         .fold(0.0, |total, square| total + square);
     let norm = squares.sqrt() as f32;
