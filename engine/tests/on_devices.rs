@@ -92,6 +92,28 @@ fn reductions() {
     unary_case("max_dim", &shape, |x| x.max_dim(1));
     unary_case("min_dim", &shape, |x| x.min_dim_keepdim(2));
     unary_case("logsumexp", &shape, |x| x.logsumexp(-1));
+    // Lines of 256 values and more are reduced by a workgroup each, in a tree.
+    let long = Tolerance {
+        abs: 1e-4,
+        rel: 1e-4,
+    };
+    for (name, shape) in [
+        ("sum of 100,000", vec![100_000]),
+        ("sum of long lines", vec![3, 1000, 2]),
+    ] {
+        on_devices(name, long, |dev| {
+            let x = param(&shape, 33, dev);
+            let y = x.sum_dim(if shape.len() == 1 { 0 } else { 1 });
+            backward_weighted(&y, 34);
+            vec![y, x.grad().unwrap(), x.sum()]
+        });
+    }
+    on_devices("max and min of long lines, with a NaN", F32, |dev| {
+        let mut values = harness::randn(&[2, 700], 35, &Device::Cpu).to_vec();
+        values[1000] = f32::NAN;
+        let x = Tensor::from_vec(values, [2, 700]).to(dev);
+        vec![x.max_dim(1), x.min_dim(1), x.max(), x.narrow(0, 0, 1).min()]
+    });
     on_devices("argmax and argmin, ties and NaN", F32, |dev| {
         let mut values = harness::randn(&[3, 4, 5], 30, &Device::Cpu).to_vec();
         values[7] = values[12]; // a tie along dimension 1

@@ -3,7 +3,7 @@
 //! in `shaders/`, one file per kernel, with `shaders/common.wgsl` prepended to each.
 
 use super::buffer::GpuBuffer;
-use super::launch::{Kernel, grid, launch};
+use super::launch::{GROUP, Kernel, grid, launch};
 use crate::ops::elementwise_fn::{BinaryFn, UnaryFn};
 
 const COMMON: &str = include_str!("shaders/common.wgsl");
@@ -249,6 +249,11 @@ pub(crate) enum Reduction {
     Min = 2,
 }
 
+/// Lines at least this long are reduced by a workgroup each (`reduce_wide.wgsl`); shorter
+/// ones by an invocation each (`reduce.wgsl`), which keeps more of a large GPU busy when
+/// there are many short lines.
+pub(crate) const WIDE_REDUCTION: usize = 256;
+
 /// The sum, maximum or minimum over the middle dimension of `x` seen as
 /// `[outer, n, inner]`, giving `[outer, inner]`.
 #[track_caller]
@@ -260,21 +265,26 @@ pub(crate) fn reduce(
 ) -> GpuBuffer {
     let gpu = x.gpu();
     let out = GpuBuffer::uninit(gpu, op, outer * inner);
-    let source = || with_common(include_str!("shaders/reduce.wgsl"));
+    let params = [outer as u32, n as u32, inner as u32, kind as u32];
+    let wide = n >= WIDE_REDUCTION;
+    let (name, groups) = if wide {
+        // One workgroup per output: a grid of outer·inner workgroups.
+        ("reduce_wide", grid((outer * inner) * GROUP as usize))
+    } else {
+        ("reduce", grid(outer * inner))
+    };
+    let source = || {
+        with_common(if wide {
+            include_str!("shaders/reduce_wide.wgsl")
+        } else {
+            include_str!("shaders/reduce.wgsl")
+        })
+    };
     let kernel = Kernel {
-        name: "reduce",
+        name,
         source: &source,
     };
-    let params = [outer as u32, n as u32, inner as u32, kind as u32];
-    launch(
-        gpu,
-        op,
-        &kernel,
-        &params,
-        &[x.raw()],
-        out.raw(),
-        grid(outer * inner),
-    );
+    launch(gpu, op, &kernel, &params, &[x.raw()], out.raw(), groups);
     out
 }
 
