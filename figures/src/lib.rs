@@ -357,20 +357,27 @@ pub fn line_chart(figure: &LineChart<'_>) -> String {
         };
         let y_fmt = |v: &f32| {
             if figure.log10_y {
-                format!("1e{v:.1}")
+                power_of_ten(*v)
             } else {
                 format!("{v:.2}")
             }
         };
-        chart
-            .configure_mesh()
-            .x_desc(figure.x_desc)
+        // On a log axis, one tick per power (of 2 along x, of 10 along y), so that the
+        // labels read 64, 128, 256 or 1, 10, 100 rather than values in between.
+        let powers = |lo: f32, hi: f32| (hi.floor() - lo.ceil()) as usize + 1;
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(figure.x_desc)
             .y_desc(figure.y_desc)
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&y_fmt)
-            .label_style((FONT, 11))
-            .draw()
-            .expect("drawing to a string");
+            .label_style((FONT, 11));
+        if figure.log2_x {
+            mesh.x_labels(powers(x0, x1));
+        }
+        if figure.log10_y {
+            mesh.y_labels(powers(y0, y1).max(2));
+        }
+        mesh.draw().expect("drawing to a string");
         for (i, s) in figure.series.iter().enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
             let line = s.points.iter().map(|&(x, y)| (tx(x), ty(y)));
@@ -383,10 +390,23 @@ pub fn line_chart(figure: &LineChart<'_>) -> String {
                 });
         }
         if figure.series.len() > 1 {
-            let corner = emptiest_corner(
-                points().map(|&(x, y)| (tx(x), ty(y))),
-                (pad(x0, x1), pad(y0, y1)),
-            );
+            // The lines, not only their points: a legend must not cover a segment either.
+            let along_lines = figure.series.iter().flat_map(|s| {
+                s.points.windows(2).flat_map(|w| {
+                    let ((ax, ay), (bx, by)) = ((tx(w[0].0), ty(w[0].1)), (tx(w[1].0), ty(w[1].1)));
+                    (0..=16).map(move |i| {
+                        let f = i as f32 / 16.0;
+                        (ax + f * (bx - ax), ay + f * (by - ay))
+                    })
+                })
+            });
+            let lone_points = figure
+                .series
+                .iter()
+                .filter(|s| s.points.len() == 1)
+                .map(|s| (tx(s.points[0].0), ty(s.points[0].1)));
+            let corner =
+                emptiest_corner(along_lines.chain(lone_points), (pad(x0, x1), pad(y0, y1)));
             chart
                 .configure_series_labels()
                 .position(corner)
@@ -401,6 +421,20 @@ pub fn line_chart(figure: &LineChart<'_>) -> String {
     svg
 }
 
+/// The label of the tick at `10^v` on a log axis: a power of ten written out in full
+/// (`0.001`, `1`, `1000`), any other value as [`number`] writes it.
+fn power_of_ten(v: f32) -> String {
+    let k = v.round();
+    if (v - k).abs() > 1e-3 {
+        return number(10f32.powf(v));
+    }
+    if k >= 0.0 {
+        format!("{}", 10f64.powi(k as i32))
+    } else {
+        format!("{:.*}", (-k) as usize, 10f64.powi(k as i32))
+    }
+}
+
 /// A tick label: whole numbers without decimals, others with up to three significant digits
 /// and no trailing zeros.
 fn number(v: f32) -> String {
@@ -413,30 +447,41 @@ fn number(v: f32) -> String {
     }
 }
 
-/// The corner of the plotting area that the fewest points fall in, so the legend covers as
-/// little of the data as possible (upper corners first on a tie).
+/// The corner (or the middle of a side) of the plotting area that the fewest points fall
+/// in, so the legend covers as little of the data as possible (upper corners first on a
+/// tie, then lower, then the middles).
 fn emptiest_corner(
     points: impl Iterator<Item = (f32, f32)>,
     (xs, ys): (std::ops::Range<f32>, std::ops::Range<f32>),
 ) -> SeriesLabelPosition {
-    let mut counts = [0usize; 4]; // upper right, upper left, lower right, lower left
+    // Upper right, upper left, lower right, lower left, then the middle of each side (for
+    // lines that run along both the top and the bottom, leaving the middle free).
+    let mut counts = [0usize; 6];
     for (x, y) in points {
         let fx = (x - xs.start) / (xs.end - xs.start);
         let fy = (y - ys.start) / (ys.end - ys.start);
         let (right, left, top, bottom) = (fx > 0.55, fx < 0.45, fy > 0.6, fy < 0.4);
-        for (i, inside) in [right && top, left && top, right && bottom, left && bottom]
-            .into_iter()
-            .enumerate()
-        {
+        let middle = fy > 0.3 && fy < 0.7;
+        let regions = [
+            right && top,
+            left && top,
+            right && bottom,
+            left && bottom,
+            right && middle,
+            left && middle,
+        ];
+        for (i, inside) in regions.into_iter().enumerate() {
             counts[i] += usize::from(inside);
         }
     }
-    let best = (0..4).min_by_key(|&i| counts[i]).unwrap_or(0);
+    let best = (0..6).min_by_key(|&i| counts[i]).unwrap_or(0);
     [
         SeriesLabelPosition::UpperRight,
         SeriesLabelPosition::UpperLeft,
         SeriesLabelPosition::LowerRight,
         SeriesLabelPosition::LowerLeft,
+        SeriesLabelPosition::MiddleRight,
+        SeriesLabelPosition::MiddleLeft,
     ][best]
         .clone()
 }
@@ -495,5 +540,19 @@ mod tests {
                 "{text} in the figure"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod log_tick_tests {
+    use super::power_of_ten;
+
+    #[test]
+    fn powers_of_ten_are_written_out_and_small_ones_are_not_zero() {
+        assert_eq!(power_of_ten(0.0), "1");
+        assert_eq!(power_of_ten(3.0), "1000");
+        assert_eq!(power_of_ten(-5.0), "0.00001");
+        assert_eq!(power_of_ten(-1.0), "0.1");
+        assert_eq!(power_of_ten(0.5), "3.16");
     }
 }

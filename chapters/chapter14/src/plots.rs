@@ -20,19 +20,23 @@ pub fn speed_chart(sample: &Sample, whose: &str) -> String {
             .collect()
     };
     let (cpu, gpu) = (series(false), series(true));
-    let cpu_name = format!("CPU: {}", sample.cpu);
-    let gpu_name = format!("GPU: {}", sample.gpu);
+    // The devices' full names are in the page's table; the legend stays small.
+    let gpu_name = if sample.gpu.contains("(Cpu)") {
+        "GPU (a software one)"
+    } else {
+        "GPU"
+    };
     figures::line_chart(&figures::LineChart {
         title: &format!("[n, n] · [n, n], {whose}"),
         x_desc: "n",
         y_desc: "GFLOP/s",
         series: &[
             figures::Series {
-                name: &cpu_name,
+                name: "CPU",
                 points: &cpu,
             },
             figures::Series {
-                name: &gpu_name,
+                name: gpu_name,
                 points: &gpu,
             },
         ],
