@@ -26,6 +26,16 @@
 //!   with a tensor on any device.
 //! - Values are read back from a GPU only when the caller asks for them
 //!   ([`Tensor::to_vec`](crate::Tensor::to_vec), [`Tensor::item`](crate::Tensor::item), printing, or `.to(&Device::Cpu)`).
+//!   The exceptions are values an op needs on the host to check them or to plan its
+//!   kernel: indices (`index_select`, `embedding`, `gather`, `cross_entropy`'s targets)
+//!   and the attention library's masks are read back when they live on a GPU, so keep
+//!   them on the CPU, where they are read in place; `clip_grad_norm` reads one total per
+//!   gradient; anomaly mode reads every result.
+//!
+//! A GPU's results equal the CPU's to f32 rounding, not bit for bit: it adds long sums in
+//! other orders and has its own `exp`, `log` and `tanh` (WGSL's). Random values (`randn`,
+//! dropout's masks) are drawn on the host from the engine's generator and uploaded, so a
+//! seed gives the same draws on every device.
 
 use std::fmt;
 use std::str::FromStr;
