@@ -87,6 +87,21 @@ impl Gpu {
         match *self {}
     }
 
+    /// The largest tensor, in bytes, one kernel can read or write.
+    pub fn max_binding_bytes(&self) -> u64 {
+        match *self {}
+    }
+
+    /// Bytes of GPU memory held by live tensors.
+    pub fn live_bytes(&self) -> u64 {
+        match *self {}
+    }
+
+    /// Bytes of freed buffers kept for reuse.
+    pub fn pooled_bytes(&self) -> u64 {
+        match *self {}
+    }
+
     /// Waits until every kernel queued so far has finished.
     pub fn synchronize(&self) {
         match *self {}

@@ -1,7 +1,9 @@
 //! GPU memory: buffers freed by tensors go to the GPU's pool and come back for the next
 //! tensor of their size, and a tensor larger than one kernel can address is refused with a
 //! message. Its own test binary, so that no other test allocates on the GPU meanwhile (the
-//! counts are the GPU's, for the whole process). Runs only with the `wgpu` feature.
+//! counts are the GPU's, for the whole process). Compiled only with the `wgpu` feature.
+
+#![cfg(feature = "wgpu")]
 
 #[path = "devices/harness.rs"]
 mod harness;
