@@ -24,6 +24,13 @@ fn normalise_rows_makes_every_row_sum_to_one() {
     let n = normalise_rows(&x);
     assert_eq!(n.shape(), &[2, 3]);
     assert_eq!(n.to_vec(), vec![1.0 / 6.0, 0.5, 1.0 / 3.0, 0.25, 0.5, 0.25]);
+    // Square: `x / x.sum_dim(-1)` broadcasts here (the sums line up with the columns) and
+    // divides each column by a row's sum; only the kept dimension gives rows that sum to 1.
+    let square = Tensor::from_vec(vec![1.0, 3.0, 4.0, 4.0], [2, 2]);
+    let wrong = &square / &square.sum_dim(-1); // [[1/4, 3/8], [4/4, 4/8]]
+    assert_ne!(wrong.sum_dim(-1).to_vec(), vec![1.0, 1.0]);
+    let n = normalise_rows(&square);
+    assert_eq!(n.to_vec(), vec![0.25, 0.75, 0.5, 0.5]);
 }
 
 #[test]
