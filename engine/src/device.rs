@@ -250,7 +250,7 @@ impl fmt::Display for DeviceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DeviceError::NotCompiled => f.write_str(
-                "this build has no GPU backend: the engine was compiled without its `wgpu` feature\n  hint: add `--features engine/wgpu` to the cargo command (for example `cargo run --release --features engine/wgpu -p chapter14 --example tour`), or use Device::Cpu",
+                "this build has no GPU backend: the engine was compiled without its `wgpu` feature\n  hint: add `--features engine/wgpu` to the cargo command (for example `cargo run --release --features engine/wgpu -p chapter14`), or use Device::Cpu",
             ),
             DeviceError::NoAdapter { looked_for, detail } => write!(
                 f,

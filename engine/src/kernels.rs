@@ -23,7 +23,7 @@
 //! message that says which paths it has:
 //!
 //! ```console
-//! ENGINE_KERNEL=portable cargo run -p chapter09 --example tour
+//! ENGINE_KERNEL=portable cargo run -p chapter09
 //! ```
 //!
 //! ```

@@ -8,7 +8,7 @@
 //! 3. [`every_query_against_every_key`]: the broadcast that additive attention is built on,
 //!    `[B, Q, 1, h] + [B, 1, K, h] → [B, Q, K, h]`.
 //! 4. [`shape_error`]: what a shape mistake says, and how to read it.
-//! 5. [`tour`]: everything the page prints (`cargo run -p chapter01 --example tour`).
+//! 5. [`tour`]: everything the page prints (`cargo run -p chapter01`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run; with
 //! `--features exercises` your own `src/exercises.rs` does.
@@ -79,7 +79,7 @@ pub fn every_query_against_every_key(queries: &Tensor, keys: &Tensor) -> Tensor 
 /// [`panic_message`](lesson::panic_message), which every chapter uses.
 pub use lesson::panic_message as shape_error;
 
-/// Everything the chapter's page shows, in order: `cargo run -p chapter01 --example tour`
+/// Everything the chapter's page shows, in order: `cargo run -p chapter01`
 /// prints it, and a test checks that the page quotes it exactly.
 pub fn tour() -> String {
     let mut out = String::new();

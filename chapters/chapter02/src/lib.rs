@@ -14,7 +14,7 @@
 //!    hands the tensor engine a derivative written by hand ([`checks::with_derivative`]),
 //!    and `engine::gradcheck` catching a wrong one.
 //! 5. [`picture`]: the graph of the running example, drawn from a walk over it.
-//! 6. [`tour`]: everything the page prints (`cargo run -p chapter02 --example tour`).
+//! 6. [`tour`]: everything the page prints (`cargo run -p chapter02`).
 //!
 //! The running example is micrograd's `L = (a·b + c)·f` ([`example`]). The exercises are
 //! in [`exercises`]: out of the box the reference solutions run; with
@@ -115,7 +115,7 @@ pub fn graph_figure() -> String {
     picture::graph_figure(FIGURE_TITLE, &x.l, &x.names())
 }
 
-/// Everything the chapter's page shows, in order: `cargo run -p chapter02 --example tour`
+/// Everything the chapter's page shows, in order: `cargo run -p chapter02`
 /// prints it, and a test checks that the page quotes it exactly.
 pub fn tour() -> String {
     let mut out = String::new();

@@ -17,7 +17,7 @@
 //!    and too narrow a kernel do.
 //! 6. [`naive_softmax`] and [`stable_softmax`]: why a softmax subtracts the largest score.
 //! 7. [`charts`]: the figures; [`tour`]: everything the page prints
-//!    (`cargo run -p chapter03 --example tour`).
+//!    (`cargo run -p chapter03`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run; with
 //! `--features exercises` your own `src/exercises.rs` does.
@@ -386,7 +386,7 @@ pub mod settings {
 /// figures are drawn from.
 #[derive(Clone, Debug)]
 pub struct Tour {
-    /// What `cargo run -p chapter03 --example tour` prints; the page quotes it.
+    /// What `cargo run -p chapter03` prints; the page quotes it.
     pub text: String,
     /// The data set.
     pub data: Dataset,
@@ -585,7 +585,7 @@ pub fn run_tour() -> Tour {
     }
 }
 
-/// Everything the chapter's page shows, in order: `cargo run -p chapter03 --example tour`
+/// Everything the chapter's page shows, in order: `cargo run -p chapter03`
 /// prints it, and a test checks that the page quotes it exactly.
 pub fn tour() -> String {
     run_tour().text

@@ -14,7 +14,7 @@
 //! 5. [`decoder_mask`]: causal order and padding combined with `&`, and the fully masked
 //!    rows a left-padded decoder batch has.
 //! 6. [`valid_lens_figure`] and [`causal_figure`]: the page's heatmaps.
-//! 7. [`tour`]: everything the page prints (`cargo run -p chapter04 --example tour`).
+//! 7. [`tour`]: everything the page prints (`cargo run -p chapter04`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run; with
 //! `--features exercises` your own `src/exercises.rs` does.
@@ -63,7 +63,7 @@ fn rows(values: &[f32], row_len: usize) -> String {
         .join(" ")
 }
 
-/// Everything the chapter's page shows, in order: `cargo run -p chapter04 --example tour`
+/// Everything the chapter's page shows, in order: `cargo run -p chapter04`
 /// prints it, and a test checks that the page quotes it exactly.
 pub fn tour() -> String {
     let mut out = String::new();

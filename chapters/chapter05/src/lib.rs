@@ -15,7 +15,7 @@
 //! 5. [`pairs_bytes`], [`measure_forward`] and [`refused_forward`]: the memory of the
 //!    `[B, Q, K, h]` tensor, by formula and measured.
 //! 6. [`panic_message`]: the messages of the size mistakes the page shows.
-//! 7. [`tour`]: everything the page prints (`cargo run -p chapter05 --example tour`).
+//! 7. [`tour`]: everything the page prints (`cargo run -p chapter05`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run; with
 //! `--features exercises` your own `src/exercises.rs` does.
@@ -144,7 +144,7 @@ pub fn init_study() -> Vec<(&'static str, Init, WeightStats)> {
     rows
 }
 
-/// Everything the chapter's page shows, in order: `cargo run -p chapter05 --example tour`
+/// Everything the chapter's page shows, in order: `cargo run -p chapter05`
 /// prints it, and a test checks that the page quotes it exactly.
 pub fn tour() -> String {
     let mut out = String::new();

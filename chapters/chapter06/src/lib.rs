@@ -22,7 +22,7 @@
 //!    ([`weights_over_the_wrong_dim`], caught by [`rows_sum_to_one`]), and the missing
 //!    transpose of the keys ([`scores_without_transpose`], caught by [`panic_message`]
 //!    when the shapes disagree and by a comparison when they happen to agree).
-//! 7. [`tour`]: everything the page prints (`cargo run -p chapter06 --example tour`).
+//! 7. [`tour`]: everything the page prints (`cargo run -p chapter06`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run; with
 //! `--features exercises` your own `src/exercises.rs` does.
@@ -207,7 +207,7 @@ pub fn dropout_on_weights(p: f32) -> DroppedWeights {
 }
 // ANCHOR_END: dropout
 
-/// Everything the chapter's page shows, in order: `cargo run -p chapter06 --example tour`
+/// Everything the chapter's page shows, in order: `cargo run -p chapter06`
 /// prints it, and a test checks that the page quotes it exactly. No timing is printed
 /// here (the `compare` example measures time).
 pub fn tour() -> String {

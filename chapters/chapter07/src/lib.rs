@@ -18,7 +18,7 @@
 //!    [`additive_parameter_formula`].
 //! 6. The number of heads against the size of each head, the width fixed
 //!    ([`head_count_study`]).
-//! 7. [`tour`]: everything the page prints (`cargo run -p chapter07 --example tour`).
+//! 7. [`tour`]: everything the page prints (`cargo run -p chapter07`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run; with
 //! `--features exercises` your own `src/exercises.rs` does.
@@ -115,7 +115,7 @@ fn strongest_word(features: &[f32]) -> (&'static str, f32) {
     (WORDS[w], value)
 }
 
-/// Everything the chapter's page shows, in order: `cargo run -p chapter07 --example tour`
+/// Everything the chapter's page shows, in order: `cargo run -p chapter07`
 /// prints it, and a test checks that the page quotes it exactly.
 pub fn tour() -> String {
     let mut out = String::new();

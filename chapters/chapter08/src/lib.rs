@@ -20,7 +20,7 @@
 //! 5. The pitfalls ([`pitfalls`]): a cache reused without a reset ([`two_sequences`]),
 //!    causal order aligned to the wrong key ([`error_of_new_tokens`]), and decoding past
 //!    the initial capacity ([`decode_past_the_capacity`]).
-//! 6. [`tour`]: everything the page prints (`cargo run -p chapter08 --example tour`).
+//! 6. [`tour`]: everything the page prints (`cargo run -p chapter08`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run; with
 //! `--features exercises` your own `src/exercises.rs` does.
@@ -92,7 +92,7 @@ pub fn tiny_lm() -> TinyLm {
     })
 }
 
-/// Everything the chapter's page shows, in order: `cargo run -p chapter08 --example tour`
+/// Everything the chapter's page shows, in order: `cargo run -p chapter08`
 /// prints it, and a test checks that the page quotes it exactly. No timing is printed here
 /// (the `speed` example measures time).
 pub fn tour() -> String {

@@ -19,7 +19,7 @@
 //!    resume), in the safetensors format, with [`CheckpointError`] saying what is wrong.
 //! 6. [`plots`]: the loss curves and the alignment heatmap, from the recorded runs in
 //!    `trained/`.
-//! 7. [`tour`]: everything the page prints (`cargo run -p chapter09 --example tour`).
+//! 7. [`tour`]: everything the page prints (`cargo run -p chapter09`).
 //!
 //! The full run is an example, `cargo run --release -p chapter09 --example train`; with
 //! `--record` it writes the models in `trained/` that the page reads.
@@ -188,7 +188,7 @@ pub fn table(values: &[Vec<f32>], rows: &[String], cols: &[String]) -> String {
     text
 }
 
-/// Everything the chapter's page shows, in order: `cargo run -p chapter09 --example tour`
+/// Everything the chapter's page shows, in order: `cargo run -p chapter09`
 /// prints it, and a test checks that the page quotes it exactly.
 pub fn tour() -> String {
     let mut out = String::new();

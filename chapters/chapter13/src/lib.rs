@@ -17,7 +17,7 @@
 //!    the `[B, Q, K, h]` tensor, as plain loops; [`additive_peak`] and [`scoring_peaks`]:
 //!    the memory of the broadcast and the fused form, as the engine counts it.
 //! 5. [`plots`]: the figures; [`tour`]: everything the page prints
-//!    (`cargo run -p chapter13 --example tour`).
+//!    (`cargo run -p chapter13`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run; with
 //! `--features exercises` your own `src/exercises.rs` does.
@@ -88,7 +88,7 @@ pub fn max_abs_diff(x: &[f32], y: &[f32]) -> f32 {
         .fold(0.0, f32::max)
 }
 
-/// Everything the chapter's page shows, in order: `cargo run -p chapter13 --example tour`
+/// Everything the chapter's page shows, in order: `cargo run -p chapter13`
 /// prints it, and a test checks that the page quotes it exactly. It holds no timing: the
 /// GFLOP/s it prints are the committed sample's ([`Sample::committed`]).
 pub fn tour() -> String {

@@ -15,7 +15,7 @@
 //!    machine's run committed with the book (`cargo run --release --features wgpu -p
 //!    chapter14 --example measure` measures yours).
 //! 5. [`plots`]: the figure; [`tour`]: everything the page prints
-//!    (`cargo run -p chapter14 --example tour`).
+//!    (`cargo run -p chapter14`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run; with
 //! `--features exercises` your own `src/exercises.rs` does.
@@ -62,7 +62,7 @@ fn count(n: usize) -> String {
     out
 }
 
-/// Everything the page prints, in order (`cargo run -p chapter14 --example tour`). It
+/// Everything the page prints, in order (`cargo run -p chapter14`). It
 /// runs on the CPU and reads the committed sample, so it prints the same on every machine.
 pub fn tour() -> String {
     let mut out = String::new();

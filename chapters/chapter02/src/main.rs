@@ -1,5 +1,5 @@
 //! Prints everything chapter 2's page shows and draws its figure:
-//! `cargo run -p chapter02 --example tour`.
+//! `cargo run -p chapter02`.
 
 fn main() {
     print!("{}", chapter02::tour());

@@ -1,5 +1,5 @@
 //! Prints everything chapter 3's page shows and draws its figures:
-//! `cargo run -p chapter03 --example tour`.
+//! `cargo run -p chapter03`.
 
 fn main() {
     let tour = chapter03::run_tour();

@@ -1,5 +1,5 @@
 //! Prints everything chapter 8's page shows and draws its heatmap:
-//! `cargo run -p chapter08 --example tour`. (The speed chart is drawn from the committed
+//! `cargo run -p chapter08`. (The speed chart is drawn from the committed
 //! sample run; `cargo run --release -p chapter08 --example speed` measures your machine.)
 
 fn main() -> Result<(), String> {

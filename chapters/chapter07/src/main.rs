@@ -1,5 +1,5 @@
 //! Prints everything chapter 7's page shows and draws its figures:
-//! `cargo run -p chapter07 --example tour`.
+//! `cargo run -p chapter07`.
 
 fn main() -> Result<(), String> {
     print!("{}", chapter07::tour());

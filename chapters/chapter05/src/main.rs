@@ -1,5 +1,5 @@
 //! Prints everything chapter 5's page shows and draws its figures:
-//! `cargo run -p chapter05 --example tour`.
+//! `cargo run -p chapter05`.
 
 fn main() {
     print!("{}", chapter05::tour());

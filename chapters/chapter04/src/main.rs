@@ -1,5 +1,5 @@
 //! Prints everything chapter 4's page shows and draws its figures:
-//! `cargo run -p chapter04 --example tour`.
+//! `cargo run -p chapter04`.
 
 fn main() {
     print!("{}", chapter04::tour());

@@ -1,7 +1,7 @@
 //! Everything chapter 14's page prints:
 //!
 //! ```console
-//! cargo run -p chapter14 --example tour
+//! cargo run -p chapter14
 //! ```
 
 fn main() {

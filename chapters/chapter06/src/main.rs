@@ -1,5 +1,5 @@
 //! Prints everything chapter 6's page shows and draws its figures:
-//! `cargo run -p chapter06 --example tour`.
+//! `cargo run -p chapter06`.
 
 fn main() -> Result<(), String> {
     print!("{}", chapter06::tour());

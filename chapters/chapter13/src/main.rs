@@ -1,5 +1,5 @@
 //! Prints everything chapter 13's page shows and draws its figures:
-//! `cargo run -p chapter13 --example tour`.
+//! `cargo run -p chapter13`.
 
 fn main() {
     print!("{}", chapter13::tour());

@@ -1,5 +1,5 @@
 //! Prints everything chapter 9's page shows and draws its figures:
-//! `cargo run -p chapter09 --example tour`.
+//! `cargo run -p chapter09`.
 
 fn main() {
     print!("{}", chapter09::tour());

@@ -1,5 +1,0 @@
-//! Prints everything chapter 1's page shows: `cargo run -p chapter01 --example tour`.
-
-fn main() {
-    print!("{}", chapter01::tour());
-}
