@@ -1,12 +1,21 @@
 //! A learner's progress over every chapter's exercises: `cargo run --bin exercises`.
 //!
-//! For each `chapters/chapterNN` it runs the exercise tests against the learner's own file
-//! (`cargo test -p chapterNN --features exercises --test exercises`) and prints which pass.
+//! It builds every chapter's exercise tests against the learner's own files in one cargo
+//! call (`cargo test --no-run --features exercises --test exercises -p chapter01 …`), runs
+//! each test binary, and prints the exercises in book order: chapter by chapter, numbered
+//! as the pages number them. An exercise is done when all of its tests pass; a test's
+//! exercise is the number in its name, `exercise_N_…`. After the first build only what
+//! changed is rebuilt, so a check takes seconds.
+//!
+//! When the one build fails (a learner's file that does not compile), each chapter is
+//! built on its own, so the others still report, and the failing one shows the compiler's
+//! message.
 //!
 //! `cargo run --bin exercises -- --expect-stubs` is the check continuous integration runs on
 //! the untouched stubs: it fails unless every exercise test of every chapter fails, so no
 //! exercise test can pass without the learner's work.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
@@ -17,7 +26,7 @@ struct Outcome {
     passed: bool,
 }
 
-/// The chapter crates, in order.
+/// The chapter crates that have exercises, in order.
 fn chapters() -> Vec<String> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("chapters");
     let mut names: Vec<String> = std::fs::read_dir(&dir)
@@ -55,59 +64,147 @@ fn outcomes(output: &str) -> Vec<Outcome> {
         .collect()
 }
 
-fn run(chapter: &str) -> Result<Vec<Outcome>, String> {
+/// The exercise number of a test named `exercise_N_…`.
+fn exercise_number(test: &str) -> Option<u32> {
+    test.strip_prefix("exercise_")?
+        .split('_')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Builds the exercise tests of `chapters` in one cargo call and returns the test binary of
+/// each chapter, or the compiler's output when the build fails.
+fn build(chapters: &[String]) -> Result<BTreeMap<String, PathBuf>, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let output = Command::new(cargo)
-        .args([
-            "test",
-            "-q",
-            "-p",
-            chapter,
-            "--features",
-            "exercises",
-            "--test",
-            "exercises",
-        ])
-        .args(["--", "--test-threads", "1", "--format", "pretty"])
+    let mut command = Command::new(cargo);
+    command.args(["test", "--no-run", "--quiet", "--message-format=json"]);
+    command.args(["--features", "exercises", "--test", "exercises"]);
+    for chapter in chapters {
+        command.args(["-p", chapter]);
+    }
+    let output = command
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
-        .map_err(|e| format!("{chapter}: cannot run cargo: {e}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let found = outcomes(&stdout);
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    let mut binaries = BTreeMap::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let is_exercises = message["reason"] == "compiler-artifact"
+            && message["target"]["name"] == "exercises"
+            && message["profile"]["test"] == true;
+        let (Some(manifest), Some(executable)) = (
+            message["manifest_path"].as_str(),
+            message["executable"].as_str(),
+        ) else {
+            continue;
+        };
+        if is_exercises {
+            let chapter = PathBuf::from(manifest)
+                .parent()
+                .and_then(|dir| dir.file_name())
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            binaries.insert(chapter, PathBuf::from(executable));
+        }
+    }
+    Ok(binaries)
+}
+
+/// Runs one chapter's test binary, one test at a time.
+fn run(chapter: &str, binary: &PathBuf) -> Result<Vec<Outcome>, String> {
+    let output = Command::new(binary)
+        .args(["--test-threads", "1", "--format", "pretty"])
+        .current_dir(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("chapters")
+                .join(chapter),
+        )
+        .output()
+        .map_err(|e| format!("{chapter}: cannot run {}: {e}", binary.display()))?;
+    let found = outcomes(&String::from_utf8_lossy(&output.stdout));
     if found.is_empty() {
-        return Err(format!(
-            "{chapter}: no exercise test ran (does the learner's file compile?)\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
+        return Err(format!("{chapter}: no exercise test ran"));
     }
     Ok(found)
 }
 
-fn main() -> ExitCode {
-    let expect_stubs = std::env::args().any(|a| a == "--expect-stubs");
-    let mut problems = Vec::new();
-    let (mut done, mut total) = (0, 0);
-    for chapter in chapters() {
-        match run(&chapter) {
-            Err(e) => problems.push(e),
-            Ok(results) => {
-                let passed = results.iter().filter(|o| o.passed).count();
-                done += passed;
-                total += results.len();
-                println!("{chapter}: {passed} of {} exercises pass", results.len());
-                for o in &results {
-                    println!("  [{}] {}", if o.passed { "x" } else { " " }, o.name);
-                    if expect_stubs && o.passed {
-                        problems.push(format!(
-                            "{chapter}: exercise test {} passes on the untouched stub, so it checks nothing",
-                            o.name
-                        ));
-                    }
+/// The test binaries of every chapter: one build for all, or, when that fails, one build
+/// per chapter, with the compiler's message for each chapter that does not build.
+fn binaries(chapters: &[String]) -> (BTreeMap<String, PathBuf>, Vec<String>) {
+    match build(chapters) {
+        Ok(found) => (found, Vec::new()),
+        Err(_) => {
+            let (mut found, mut problems) = (BTreeMap::new(), Vec::new());
+            for chapter in chapters {
+                match build(std::slice::from_ref(chapter)) {
+                    Ok(one) => found.extend(one),
+                    Err(message) => problems.push(format!(
+                        "{chapter}: the exercise tests do not compile (is src/exercises.rs valid Rust?)\n{message}"
+                    )),
                 }
             }
+            (found, problems)
         }
     }
-    println!("total: {done} of {total} exercises pass");
+}
+
+fn main() -> ExitCode {
+    let expect_stubs = std::env::args().any(|a| a == "--expect-stubs");
+    let chapters = chapters();
+    let (found, mut problems) = binaries(&chapters);
+    let (mut done, mut total) = (0, 0);
+    for chapter in &chapters {
+        let Some(binary) = found.get(chapter) else {
+            continue;
+        };
+        let results = match run(chapter, binary) {
+            Ok(results) => results,
+            Err(e) => {
+                problems.push(e);
+                continue;
+            }
+        };
+        // Exercise number → its tests, in the page's order.
+        let mut exercises: BTreeMap<u32, Vec<&Outcome>> = BTreeMap::new();
+        for o in &results {
+            match exercise_number(&o.name) {
+                Some(n) => exercises.entry(n).or_default().push(o),
+                None => problems.push(format!(
+                    "{chapter}: test {} is not named exercise_N_…, so it belongs to no exercise",
+                    o.name
+                )),
+            }
+            if expect_stubs && o.passed {
+                problems.push(format!(
+                    "{chapter}: exercise test {} passes on the untouched stub, so it checks nothing",
+                    o.name
+                ));
+            }
+        }
+        let passed = exercises
+            .values()
+            .filter(|tests| tests.iter().all(|o| o.passed))
+            .count();
+        done += passed;
+        total += exercises.len();
+        println!("{chapter}: {passed} of {} exercises done", exercises.len());
+        for (n, tests) in &exercises {
+            let ok = tests.iter().filter(|o| o.passed).count();
+            let mark = if ok == tests.len() { "x" } else { " " };
+            let tests_word = if tests.len() == 1 { "test" } else { "tests" };
+            println!(
+                "  [{mark}] exercise {n}: {ok} of {} {tests_word} pass",
+                tests.len()
+            );
+        }
+    }
+    println!("total: {done} of {total} exercises done");
     if total == 0 {
         problems.push("no chapter has exercises (chapters/chapterNN/tests/exercises.rs)".into());
     }
@@ -144,5 +241,74 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_test_belongs_to_the_exercise_its_name_numbers() {
+        assert_eq!(
+            exercise_number("exercise_2_numeric_gradient_is_zero"),
+            Some(2)
+        );
+        assert_eq!(exercise_number("exercise_12_x"), Some(12));
+        assert_eq!(exercise_number("numeric_gradient"), None);
+        assert_eq!(exercise_number("exercise_x"), None);
+    }
+
+    #[test]
+    fn every_exercise_test_is_numbered_and_every_page_exercise_has_a_test() {
+        // Each chapter's page numbers its exercises 1., 2., …; each number has a test.
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        for chapter in chapters() {
+            let tests = std::fs::read_to_string(
+                root.join("chapters")
+                    .join(&chapter)
+                    .join("tests/exercises.rs"),
+            )
+            .expect("the exercise tests");
+            let mut numbers: Vec<u32> = tests
+                .split("#[test]")
+                .skip(1)
+                .map(|after| {
+                    let name = after
+                        .trim_start()
+                        .strip_prefix("fn ")
+                        .expect("a test function");
+                    exercise_number(name)
+                        .unwrap_or_else(|| panic!("{chapter}: {name} is not exercise_N_…"))
+                })
+                .collect();
+            numbers.dedup();
+            let expected: Vec<u32> = (1..=numbers.len() as u32).collect();
+            assert_eq!(
+                numbers, expected,
+                "{chapter}: exercises in order, none skipped"
+            );
+            // The page's "Exercises" section lists as many, numbered the same way.
+            let number = &chapter["chapter".len()..];
+            let page = std::fs::read_dir(root.join("book/src"))
+                .expect("book/src")
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with(&format!("ch{number}-")))
+                })
+                .unwrap_or_else(|| panic!("{chapter}: no page ch{number}-….md"));
+            let text = std::fs::read_to_string(&page).expect("the page");
+            let section = text
+                .split("\n## Exercises")
+                .nth(1)
+                .unwrap_or_else(|| panic!("{}: no Exercises section", page.display()));
+            let listed = (1..)
+                .take_while(|n| section.contains(&format!("\n{n}. **")))
+                .count();
+            assert_eq!(
+                listed,
+                numbers.len(),
+                "{}: the page lists {listed} exercises, the tests {}",
+                page.display(),
+                numbers.len()
+            );
+        }
     }
 }

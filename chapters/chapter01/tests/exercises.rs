@@ -5,7 +5,7 @@ use chapter01::exercises::{normalise_rows, one_query_scores, pairwise_difference
 use engine::Tensor;
 
 #[test]
-fn pairwise_differences_has_one_entry_per_pair() {
+fn exercise_1_pairwise_differences_has_one_entry_per_pair() {
     let x = Tensor::from_vec(vec![1.0, 2.0, 10.0, 20.0], [2, 2]);
     let y = Tensor::from_vec(vec![0.0, 1.0, 3.0, 3.0, 5.0, 0.0], [3, 2]);
     let d = pairwise_differences(&x, &y);
@@ -19,7 +19,7 @@ fn pairwise_differences_has_one_entry_per_pair() {
 }
 
 #[test]
-fn normalise_rows_makes_every_row_sum_to_one() {
+fn exercise_2_normalise_rows_makes_every_row_sum_to_one() {
     let x = Tensor::from_vec(vec![1.0, 3.0, 2.0, 2.0, 4.0, 2.0], [2, 3]);
     let n = normalise_rows(&x);
     assert_eq!(n.shape(), &[2, 3]);
@@ -34,7 +34,7 @@ fn normalise_rows_makes_every_row_sum_to_one() {
 }
 
 #[test]
-fn one_query_scores_are_dot_products_with_each_key() {
+fn exercise_3_one_query_scores_are_dot_products_with_each_key() {
     let query = Tensor::from_vec(vec![1.0, 2.0, 0.0, 1.0], [2, 2]);
     let keys = Tensor::from_vec(
         vec![1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0],

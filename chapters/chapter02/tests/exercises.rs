@@ -11,7 +11,7 @@ fn close(a: f64, b: f64, tol: f64) -> bool {
 }
 
 #[test]
-fn sigmoid_has_the_right_value_and_local_derivative() {
+fn exercise_1_sigmoid_has_the_right_value_and_local_derivative() {
     // σ(0) = 1/2, σ'(0) = 1/4; σ(ln 3) = 1/(1 + 1/3) = 3/4, σ'(ln 3) = 3/4 · 1/4 = 3/16.
     for (x0, value, slope) in [
         (0.0, 0.5, 0.25),
@@ -27,7 +27,7 @@ fn sigmoid_has_the_right_value_and_local_derivative() {
 }
 
 #[test]
-fn sigmoid_composes_with_the_other_ops() {
+fn exercise_1_sigmoid_composes_with_the_other_ops() {
     // L = σ(x)·x at x = ln 3: L' = σ'(x)·x + σ(x) = (3/16) ln 3 + 3/4.
     let x = Value::new(3f64.ln());
     let l = &sigmoid(&x) * &x;
@@ -40,7 +40,7 @@ fn sigmoid_composes_with_the_other_ops() {
 }
 
 #[test]
-fn numeric_gradient_matches_hand_derived_gradients() {
+fn exercise_2_numeric_gradient_matches_hand_derived_gradients() {
     // a·b + c at (2, −3, 10): (b, a, 1) = (−3, 2, 1).
     let f = |v: &[Value]| &(&v[0] * &v[1]) + &v[2];
     let g = numeric_gradient(f, &[2.0, -3.0, 10.0]);
@@ -57,14 +57,14 @@ fn numeric_gradient_matches_hand_derived_gradients() {
 }
 
 #[test]
-fn numeric_gradient_is_zero_for_an_input_the_function_ignores() {
+fn exercise_2_numeric_gradient_is_zero_for_an_input_the_function_ignores() {
     // e^a with a second input that plays no part: its gradient is exactly 0.
     let g = numeric_gradient(|v: &[Value]| v[0].exp(), &[0.0, 5.0]);
     assert!(close(g[0], 1.0, 1e-5) && close(g[1], 0.0, 1e-12), "{g:?}");
 }
 
 #[test]
-fn neuron_has_the_hand_derived_value_and_gradients() {
+fn exercise_3_neuron_has_the_hand_derived_value_and_gradients() {
     // n = 2·(−3) + 0·1 + (6 + asinh 1) = asinh 1, and tanh(asinh 1) = 1/√2, so
     // ∂o/∂n = 1 − 1/2 = 1/2: ∂o/∂x₁ = w₁/2, ∂o/∂w₁ = x₁/2, ∂o/∂x₂ = w₂/2, ∂o/∂w₂ = x₂/2.
     let (x1, x2) = (Value::new(2.0), Value::new(0.0));
@@ -84,7 +84,7 @@ fn neuron_has_the_hand_derived_value_and_gradients() {
 }
 
 #[test]
-fn softplus_has_the_right_values_and_derivative() {
+fn exercise_4_softplus_has_the_right_values_and_derivative() {
     // softplus(0) = ln 2, softplus(ln 3) = ln 4, softplus(−ln 3) = ln(4/3);
     // the derivative is σ: 1/2, 3/4, 1/4.
     let l3 = 3f32.ln();

@@ -14,7 +14,7 @@ fn softmax_of(scores: &[f32]) -> Vec<f32> {
 }
 
 #[test]
-fn laplacian_weights_decay_with_the_distance_not_its_square() {
+fn exercise_1_laplacian_weights_decay_with_the_distance_not_its_square() {
     let queries = Tensor::from_vec(vec![0.0, 1.5], [2]);
     let keys = Tensor::from_vec(vec![0.0, 1.0, 3.0], [3]);
     let a = laplacian_weights(&queries, &keys, 1.0);
@@ -31,7 +31,7 @@ fn laplacian_weights_decay_with_the_distance_not_its_square() {
 }
 
 #[test]
-fn leave_one_out_weights_give_no_point_its_own_key() {
+fn exercise_2_leave_one_out_weights_give_no_point_its_own_key() {
     let x = Tensor::from_vec(vec![0.0, 1.0, 3.0], [3]);
     let a = leave_one_out_weights(&x, 1.0);
     assert_eq!(a.shape(), &[3, 3]);
@@ -51,7 +51,7 @@ fn leave_one_out_weights_give_no_point_its_own_key() {
 }
 
 #[test]
-fn gaussian_weights_nd_use_the_squared_euclidean_distance() {
+fn exercise_3_gaussian_weights_nd_use_the_squared_euclidean_distance() {
     let queries = Tensor::from_vec(vec![0.0, 0.0, 3.0, 4.0], [2, 2]);
     let keys = Tensor::from_vec(vec![0.0, 0.0, 3.0, 4.0, 1.0, 0.0], [3, 2]);
     let a = gaussian_weights_nd(&queries, &keys, 1.0);
@@ -66,7 +66,7 @@ fn gaussian_weights_nd_use_the_squared_euclidean_distance() {
 }
 
 #[test]
-fn per_key_width_weights_scale_each_key_by_its_own_width() {
+fn exercise_4_per_key_width_weights_scale_each_key_by_its_own_width() {
     let queries = Tensor::from_vec(vec![0.0], [1]);
     let keys = Tensor::from_vec(vec![1.0, 2.0], [2]);
     let w = Tensor::from_vec(vec![2.0, 0.5], [2]);

@@ -6,7 +6,7 @@ use chapter04::exercises::{key_padding_from_ids, prefix_lm_mask, sliding_window_
 use engine::Tensor;
 
 #[test]
-fn sliding_window_keep_sees_each_neighbour_within_the_window() {
+fn exercise_1_sliding_window_keep_sees_each_neighbour_within_the_window() {
     let keep = sliding_window_keep(4, 1);
     assert_eq!(keep.shape(), &[4, 4]);
     #[rustfmt::skip]
@@ -35,7 +35,7 @@ fn sliding_window_keep_sees_each_neighbour_within_the_window() {
 }
 
 #[test]
-fn key_padding_from_ids_marks_real_tokens_with_one() {
+fn exercise_2_key_padding_from_ids_marks_real_tokens_with_one() {
     let ids = Tensor::from_vec(vec![5.0, 7.0, 0.0, 0.0, 0.0, 3.0, 4.0, 9.0], [2, 4]);
     let pad = key_padding_from_ids(&ids, 0.0);
     assert_eq!(pad.shape(), &[2, 4]);
@@ -53,7 +53,7 @@ fn key_padding_from_ids_marks_real_tokens_with_one() {
 }
 
 #[test]
-fn prefix_lm_mask_sees_the_prefix_then_the_past_and_never_the_padding() {
+fn exercise_3_prefix_lm_mask_sees_the_prefix_then_the_past_and_never_the_padding() {
     let lens = Tensor::from_vec(vec![4.0, 3.0], [2]);
     let mask = prefix_lm_mask(2, 4, &lens);
     let keep = mask.keep_for("test", &[2, 4, 4]).expect("a mask");

@@ -8,7 +8,7 @@ use engine::{Tensor, memory};
 use lesson::assert_close;
 
 #[test]
-fn additive_scores_take_queries_and_keys_of_different_sizes() {
+fn exercise_1_additive_scores_take_queries_and_keys_of_different_sizes() {
     // One query feature, two key features, two hidden units.
     let queries = Tensor::from_vec(vec![1.0, -1.0], [1, 2, 1]);
     let keys = Tensor::from_vec(vec![1.0, 0.0, 0.0, 2.0], [1, 2, 2]);
@@ -41,7 +41,7 @@ fn additive_scores_take_queries_and_keys_of_different_sizes() {
 }
 
 #[test]
-fn general_scores_are_q_transpose_w_k() {
+fn exercise_2_general_scores_are_q_transpose_w_k() {
     let queries = Tensor::from_vec(vec![1.0, 0.0, 0.0, 2.0], [1, 2, 2]);
     let keys = Tensor::from_vec(vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0], [1, 3, 3]);
     // qᵀW: q₀ → [1, 2, 0], q₁ → [0, 2, -2].
@@ -52,7 +52,7 @@ fn general_scores_are_q_transpose_w_k() {
 }
 
 #[test]
-fn distance_scores_are_minus_squared_distances() {
+fn exercise_3_distance_scores_are_minus_squared_distances() {
     let queries = Tensor::from_vec(vec![0.0, 0.0, 1.0, 2.0], [1, 2, 2]);
     let keys = Tensor::from_vec(vec![0.0, 0.0, 3.0, 4.0, 1.0, 1.0], [1, 3, 2]);
     let s = distance_scores(&queries, &keys);
@@ -69,7 +69,7 @@ fn distance_scores_are_minus_squared_distances() {
 }
 
 #[test]
-fn chunked_scores_agree_with_the_formula_and_hold_one_chunk_at_a_time() {
+fn exercise_4_chunked_scores_agree_with_the_formula_and_hold_one_chunk_at_a_time() {
     // h = 1, all weights 1 but w_v = 2: score = 2·tanh(q + k). Three queries in chunks of 2.
     let queries = Tensor::from_vec(vec![0.0, 1.0, -1.0], [1, 3, 1]);
     let keys = Tensor::from_vec(vec![0.5, -0.5], [1, 2, 1]);

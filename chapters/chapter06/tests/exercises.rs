@@ -9,7 +9,7 @@ use engine::Tensor;
 use lesson::assert_close;
 
 #[test]
-fn temperature_sharpens_below_one_and_flattens_above() {
+fn exercise_1_temperature_sharpens_below_one_and_flattens_above() {
     // d = 4, so √d = 2; the scores are [0, 2 ln 3], the scaled scores [0, ln 3] / τ.
     let ln3 = 3f32.ln();
     let queries = Tensor::from_vec(vec![2.0 * ln3, 0.0, 0.0, 0.0], [1, 1, 4]);
@@ -32,7 +32,7 @@ fn temperature_sharpens_below_one_and_flattens_above() {
 }
 
 #[test]
-fn projected_attention_scales_by_the_common_size() {
+fn exercise_2_projected_attention_scales_by_the_common_size() {
     // dq = dk = 3, projected to d = 2: q̃ = [1, 2], k̃ = [2, 0] and [0, 2], scores [2, 4],
     // scaled by 1/√2: softmax([√2, 2√2]) = [1, e^√2] / (1 + e^√2).
     let queries = Tensor::from_vec(vec![1.0, 2.0, 3.0], [1, 1, 3]);
@@ -45,7 +45,7 @@ fn projected_attention_scales_by_the_common_size() {
 }
 
 #[test]
-fn cosine_attention_ignores_the_lengths() {
+fn exercise_3_cosine_attention_ignores_the_lengths() {
     // Query [3, 4] against keys pointing the same way (twice as long), at a right angle,
     // and the opposite way: cosines [1, 0, -1]. With τ = 1/ln 2 the exponentials are
     // [2, 1, 1/2], so the weights are [4, 2, 1] / 7. Query [1, 0]: cosines
@@ -69,7 +69,7 @@ fn cosine_attention_ignores_the_lengths() {
 }
 
 #[test]
-fn uniform_entries_give_a_score_variance_of_d_over_nine() {
+fn exercise_4_uniform_entries_give_a_score_variance_of_d_over_nine() {
     // Var(U[-1, 1)) = 1/3, so Var(qᵢ kᵢ) = 1/9 and Var(q · k) = d/9 (not d).
     engine::manual_seed(9);
     for d in [16, 64] {

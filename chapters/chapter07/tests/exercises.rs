@@ -46,7 +46,7 @@ fn hand_module() -> (MultiHeadAttention, Tensor, Tensor, Tensor) {
 }
 
 #[test]
-fn per_head_weights_keep_the_heads_as_a_dimension() {
+fn exercise_1_per_head_weights_keep_the_heads_as_a_dimension() {
     // Two heads of d = 4 (scale 1/2). Example 0: head 0 scores [0, 2 ln 3] / 2 → [1/4, 3/4],
     // head 1 scores [2 ln 3, 0] / 2 → [3/4, 1/4]. Example 1: a zero query, [1/2, 1/2].
     let l = 2.0 * 3f32.ln();
@@ -72,7 +72,7 @@ fn per_head_weights_keep_the_heads_as_a_dimension() {
 }
 
 #[test]
-fn key_padding_for_heads_repeats_each_example_once_per_head() {
+fn exercise_2_key_padding_for_heads_repeats_each_example_once_per_head() {
     let pad = Tensor::from_vec(vec![1., 1., 0., 1., 0., 0.], [2, 3]);
     let folded = key_padding_for_heads(&pad, 2);
     assert_eq!(folded.shape(), &[4, 3]);
@@ -84,7 +84,7 @@ fn key_padding_for_heads_repeats_each_example_once_per_head() {
 }
 
 #[test]
-fn prune_head_removes_that_heads_share_of_the_output_and_nothing_else() {
+fn exercise_3_prune_head_removes_that_heads_share_of_the_output_and_nothing_else() {
     let (mha, query, keys, values) = hand_module();
     let before = mha.forward(&query, &keys, &values, &Mask::none());
     assert_close(&before.to_vec(), &[15.0, 8.5, 2.5, 8.0], 1e-5);
@@ -103,7 +103,7 @@ fn prune_head_removes_that_heads_share_of_the_output_and_nothing_else() {
 }
 
 #[test]
-fn sum_of_heads_equals_concatenating_then_projecting() {
+fn exercise_4_sum_of_heads_equals_concatenating_then_projecting() {
     let (mha, query, keys, values) = hand_module();
     // Head 0 alone: W_o [2.5, 3.5, 0, 0] = [6, 3.5, 2.5, 0]; head 1: [9, 5, 0, 8].
     let sum = sum_of_heads(&mha, &query, &keys, &values);

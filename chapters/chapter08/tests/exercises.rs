@@ -7,7 +7,7 @@ use chapter08::exercises::{generate_with_cache, max_cached_tokens, sliding_windo
 use chapter08::{causal_layer, max_abs_diff, tiny_lm};
 
 #[test]
-fn max_cached_tokens_divides_the_budget_by_the_bytes_per_token() {
+fn exercise_1_max_cached_tokens_divides_the_budget_by_the_bytes_per_token() {
     // 12 layers, 12 heads of 64, f32: 2·12·12·64·4 = 73,728 bytes per token.
     assert_eq!(max_cached_tokens(72 << 20, 12, 1, 12, 64, 4), 1024);
     assert_eq!(max_cached_tokens((72 << 20) - 1, 12, 1, 12, 64, 4), 1023);
@@ -34,7 +34,7 @@ fn band(t: usize, window: usize) -> Tensor {
 }
 
 #[test]
-fn sliding_window_decoding_equals_forward_with_a_band_mask() {
+fn exercise_2_sliding_window_decoding_equals_forward_with_a_band_mask() {
     manual_seed(21);
     let layer = causal_layer(8, 2);
     let x = Tensor::randn([2, 7, 8]);
@@ -54,7 +54,7 @@ fn sliding_window_decoding_equals_forward_with_a_band_mask() {
 }
 
 #[test]
-fn greedy_generation_with_the_cache_equals_generation_without_it() {
+fn exercise_3_greedy_generation_with_the_cache_equals_generation_without_it() {
     let model = tiny_lm();
     let mut cache = KvCache::new(4);
     for (prompt, new_tokens) in [(vec![1, 2, 3], 8), (vec![5], 12), (vec![0, 15, 7, 7], 1)] {

@@ -6,7 +6,7 @@ use chapter09::DecoderAttention;
 use chapter09::exercises::{ScaledDotProduct, beam_search, smoothed_cross_entropy};
 
 #[test]
-fn scaled_dot_product_attention_for_the_decoder() {
+fn exercise_1_scaled_dot_product_attention_for_the_decoder() {
     // Two examples, H = 2. Example 0 sees its 3 outputs, example 1 only its first 2.
     let query = Tensor::from_vec(vec![2.0, 0.0, 0.0, 1.0], [2, 2]);
     let outputs = Tensor::from_vec(
@@ -59,7 +59,7 @@ fn toy_step(prefix: &[usize]) -> Vec<f32> {
 }
 
 #[test]
-fn beam_search_finds_what_greedy_misses() {
+fn exercise_2_beam_search_finds_what_greedy_misses() {
     assert_eq!(
         beam_search(&toy_step, 1, 0, 5),
         vec![1],
@@ -73,7 +73,7 @@ fn beam_search_finds_what_greedy_misses() {
 }
 
 #[test]
-fn label_smoothing_spreads_epsilon_over_the_classes() {
+fn exercise_3_label_smoothing_spreads_epsilon_over_the_classes() {
     // One example of 2 real tokens and one padding position, V = 2 classes.
     // Token 0: logits [0, ln 3], p = [1/4, 3/4], target 1.
     // Token 1: logits [0, 0], p = [1/2, 1/2], target 0. Position 2: padding, any values.

@@ -6,7 +6,7 @@ use chapter13::exercises::{cache_misses, matmul_transposed_b, microkernel_2x8, t
 use chapter13::{rounding_bound, seeded};
 
 #[test]
-fn matmul_transposed_b_reads_b_transposed_in_place() {
+fn exercise_1_matmul_transposed_b_reads_b_transposed_in_place() {
     // A = [[1, 2], [3, 4]], B = [[5, 6], [7, 8]] stored transposed: b_t = [[5, 7], [6, 8]].
     let mut c = vec![f32::NAN; 4];
     matmul_transposed_b(
@@ -41,7 +41,7 @@ fn matmul_transposed_b_reads_b_transposed_in_place() {
 }
 
 #[test]
-fn transpose_blocked_gives_the_transpose_for_every_tile_size() {
+fn exercise_2_transpose_blocked_gives_the_transpose_for_every_tile_size() {
     // [[1, 2, 3], [4, 5, 6]] transposed is [[1, 4], [2, 5], [3, 6]].
     let mut dst = vec![f32::NAN; 6];
     transpose_blocked(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &mut dst, 2, 3, 2);
@@ -65,7 +65,7 @@ fn transpose_blocked_gives_the_transpose_for_every_tile_size() {
 }
 
 #[test]
-fn cache_misses_counts_what_an_lru_cache_would_load() {
+fn exercise_3_cache_misses_counts_what_an_lru_cache_would_load() {
     // Lines of 64 bytes. Two lines: 0 miss, 4 hit (line 0), 64 miss, 0 hit, 128 miss
     // (evicts line 1, the least recently used), 4 hit: 3 misses. One line: 5 misses.
     let addresses = [0, 4, 64, 0, 128, 4];
@@ -84,7 +84,7 @@ fn cache_misses_counts_what_an_lru_cache_would_load() {
 }
 
 #[test]
-fn microkernel_2x8_adds_one_outer_product_per_step() {
+fn exercise_4_microkernel_2x8_adds_one_outer_product_per_step() {
     // Two steps. A's strip (2 rows): column p = 0 is (1, 2), p = 1 is (3, 4).
     // B's strip (8 columns): row 0 is 1..=8, row 1 is [1, 0, 0, 0, 0, 0, 0, 1].
     let a_panel = [1.0, 2.0, 3.0, 4.0];

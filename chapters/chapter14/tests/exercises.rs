@@ -6,7 +6,7 @@ use chapter14::exercises::{batch_launches, transfer_share, transposed_copy_order
 use chapter14::{CostModel, Tiling};
 
 #[test]
-fn batch_launches_cover_the_batch_once_within_the_limit() {
+fn exercise_1_batch_launches_cover_the_batch_once_within_the_limit() {
     assert_eq!(batch_launches(5, 2), vec![(0, 2), (2, 2), (4, 1)]);
     assert_eq!(batch_launches(4, 4), vec![(0, 4)]);
     assert_eq!(batch_launches(0, 3), vec![]);
@@ -27,7 +27,7 @@ fn batch_launches_cover_the_batch_once_within_the_limit() {
 }
 
 #[test]
-fn the_transposed_copy_reads_consecutive_addresses_and_fills_the_block_once() {
+fn exercise_2_the_transposed_copy_reads_consecutive_addresses_and_fills_the_block_once() {
     for tiling in [Tiling::TILE64, Tiling::TILE128] {
         let (tile, bk) = (tiling.tile(), tiling.step());
         let mut seen = vec![false; tile * bk];
@@ -48,7 +48,7 @@ fn the_transposed_copy_reads_consecutive_addresses_and_fills_the_block_once() {
 }
 
 #[test]
-fn transfer_share_is_the_moving_time_over_the_whole() {
+fn exercise_3_transfer_share_is_the_moving_time_over_the_whole() {
     let model = CostModel {
         cpu_flops: 1e11,
         gpu_flops: 1e13,
