@@ -771,8 +771,13 @@ fn the_recorded_model_scores_what_its_history_says() {
     assert!(monotonic >= 950, "{monotonic}");
 }
 
-/// Steps of the recorded runs that the tests replay on every kernel path.
-const REPLAYED_STEPS: usize = 100;
+/// Steps of the recorded runs that the tests replay on every kernel path. Each step runs
+/// every op of the model on every path, so a few dozen hold each path to the recording's
+/// bits; the whole 1,000-step run is reproduced by `cargo run --release -p chapter09
+/// --example train -- --check`, which continuous integration runs on the best path and on
+/// AVX2 (`.ci/same-bits`). (100 steps here took about three quarters of the workspace's
+/// test time.)
+const REPLAYED_STEPS: usize = 25;
 
 /// The first [`REPLAYED_STEPS`] steps of the recorded run, replayed on every kernel path
 /// this CPU has (AVX-512, AVX2, portable): the same losses, bit for bit, as the recording,
