@@ -1,3 +1,4 @@
+// ANCHOR: all
 //! Reference solutions to the chapter 1 exercises. Try `src/exercises.rs` first; the tests
 //! in `tests/exercises.rs` hold both to the same assertions.
 
@@ -28,3 +29,4 @@ pub fn one_query_scores(query: &Tensor, keys: &Tensor) -> Tensor {
     query.unsqueeze(1).bmm(&keys.transpose(1, 2)).squeeze(1)
 }
 // ANCHOR_END: one_query_scores
+// ANCHOR_END: all

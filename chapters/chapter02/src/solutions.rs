@@ -1,3 +1,4 @@
+// ANCHOR: all
 //! Reference solutions to the chapter 2 exercises. Try `src/exercises.rs` first; the tests
 //! in `tests/exercises.rs` hold both to the same assertions.
 
@@ -51,3 +52,4 @@ pub fn softplus(x: &Tensor) -> Tensor {
     with_derivative(&value, x, &x.sigmoid())
 }
 // ANCHOR_END: softplus
+// ANCHOR_END: all

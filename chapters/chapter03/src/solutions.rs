@@ -1,3 +1,4 @@
+// ANCHOR: all
 //! Reference solutions to the chapter 3 exercises. Try `src/exercises.rs` first; the tests
 //! in `tests/exercises.rs` hold both to the same assertions.
 
@@ -49,3 +50,4 @@ pub fn per_key_width_weights(queries: &Tensor, keys: &Tensor, w: &Tensor) -> Ten
     (-(diff * w).square() / 2.0).softmax(-1) //             [Q, K] · [K] → [Q, K]
 }
 // ANCHOR_END: per_key_width_weights
+// ANCHOR_END: all

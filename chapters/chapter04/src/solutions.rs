@@ -1,3 +1,4 @@
+// ANCHOR: all
 //! Reference solutions to the chapter 4 exercises. Try `src/exercises.rs` first; the tests
 //! in `tests/exercises.rs` hold both to the same assertions.
 
@@ -37,3 +38,4 @@ pub fn prefix_lm_mask(prefix_len: usize, queries: usize, lens: &Tensor) -> Mask 
     visible & Mask::valid_lens(lens) // [B]: the padding
 }
 // ANCHOR_END: prefix_lm_mask
+// ANCHOR_END: all

@@ -1,3 +1,4 @@
+// ANCHOR: all
 //! Reference solutions to the chapter 5 exercises. Try `src/exercises.rs` first; the tests
 //! in `tests/exercises.rs` hold both to the same assertions.
 
@@ -73,3 +74,4 @@ pub fn chunked_additive_scores(
     Tensor::concat(&parts, 1)
 }
 // ANCHOR_END: chunked_additive_scores
+// ANCHOR_END: all

@@ -1,3 +1,4 @@
+// ANCHOR: all
 //! Reference solutions to the chapter 6 exercises. Try `src/exercises.rs` first; the tests
 //! in `tests/exercises.rs` hold both to the same assertions.
 
@@ -65,3 +66,4 @@ pub fn uniform_score_variance(d: usize, samples: usize) -> f32 {
     centred.square().mean().item()
 }
 // ANCHOR_END: uniform_score_variance
+// ANCHOR_END: all

@@ -1,3 +1,4 @@
+// ANCHOR: all
 //! Reference solutions to the chapter 7 exercises. Try `src/exercises.rs` first; the tests
 //! in `tests/exercises.rs` hold both to the same assertions.
 
@@ -86,3 +87,4 @@ pub fn sum_of_heads(
     Tensor::stack(&parts, 0).sum_dim(0)
 }
 // ANCHOR_END: sum_of_heads
+// ANCHOR_END: all

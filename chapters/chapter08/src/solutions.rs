@@ -1,3 +1,4 @@
+// ANCHOR: all
 //! Reference solutions to the chapter 8 exercises. Try `src/exercises.rs` first; the tests
 //! in `tests/exercises.rs` hold both to the same assertions.
 
@@ -91,3 +92,4 @@ pub fn generate_with_cache(
     }
 }
 // ANCHOR_END: generate_with_cache
+// ANCHOR_END: all

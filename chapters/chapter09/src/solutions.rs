@@ -1,3 +1,4 @@
+// ANCHOR: all
 //! Reference solutions to the chapter 9 exercises. Try `src/exercises.rs` first; the tests
 //! in `tests/exercises.rs` hold both to the same assertions.
 
@@ -99,3 +100,4 @@ pub fn smoothed_cross_entropy(
     (per_token * &keep).sum() / keep.sum()
 }
 // ANCHOR_END: smoothed_cross_entropy
+// ANCHOR_END: all

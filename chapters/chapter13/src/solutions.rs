@@ -1,3 +1,4 @@
+// ANCHOR: all
 //! Reference solutions to the chapter 13 exercises. Try `src/exercises.rs` first; the tests
 //! in `tests/exercises.rs` hold both to the same assertions.
 
@@ -74,3 +75,4 @@ pub fn microkernel_2x8(a_panel: &[f32], b_panel: &[f32], tile: &mut [[f32; 8]; 2
     }
 }
 // ANCHOR_END: microkernel_2x8
+// ANCHOR_END: all

@@ -1,3 +1,4 @@
+// ANCHOR: all
 //! The reference solutions of the chapter 14 exercises (`src/exercises.rs` is yours).
 
 use crate::CostModel;
@@ -28,3 +29,4 @@ pub fn transfer_share(model: &CostModel, n: usize) -> f64 {
     let moving = model.gpu_seconds(n, true) - model.gpu_seconds(n, false);
     moving / model.gpu_seconds(n, true)
 }
+// ANCHOR_END: all
