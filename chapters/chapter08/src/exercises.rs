@@ -57,3 +57,11 @@ pub fn generate_with_cache(
     let _ = (model, prompt, new_tokens, cache);
     todo!("exercise 3: reset the cache, prefill the prompt, then step on each new id")
 }
+
+/// Exercise 4. The sinusoidal encoding of position `p + k` from the encoding `row` of
+/// position `p` alone (`row.len() = d`, even): each pair `(sin pωᵢ, cos pωᵢ)` rotated by
+/// the angle `k·ωᵢ`, with `ωᵢ` = [`frequency(i, d)`](crate::positions::frequency).
+pub fn shift_encoding(row: &[f32], k: usize) -> Vec<f32> {
+    let _ = (row, k);
+    todo!("exercise 4: rotate each (sin, cos) pair with the angle-addition formulas")
+}

@@ -20,7 +20,11 @@
 //! 5. The pitfalls ([`pitfalls`]): a cache reused without a reset ([`two_sequences`]),
 //!    causal order aligned to the wrong key ([`error_of_new_tokens`]), and decoding past
 //!    the initial capacity ([`decode_past_the_capacity`]).
-//! 6. [`tour`]: everything the page prints (`cargo run -p chapter08`).
+//! 6. Self-attention and positions ([`positions`]): self-attention cannot tell the order
+//!    of its tokens ([`positions::permutation_gap`]); the sinusoidal encoding, its
+//!    relative-position property, and the cost of self-attention beside recurrent and
+//!    convolutional layers ([`positions::LayerCost`]).
+//! 7. [`tour`] and [`positions::tour`]: everything the page prints (`cargo run -p chapter08`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run; with
 //! `--features exercises` your own `src/exercises.rs` does.
@@ -30,6 +34,7 @@ use attention::prelude::*;
 pub mod cost;
 pub mod decoding;
 pub mod pitfalls;
+pub mod positions;
 pub mod speed;
 pub mod validity;
 

@@ -92,4 +92,23 @@ pub fn generate_with_cache(
     }
 }
 // ANCHOR_END: generate_with_cache
+
+// ANCHOR: shift_encoding
+/// Exercise 4. The sinusoidal encoding of position `p + k` from the encoding `row` of
+/// position `p` alone (`row.len() = d`, even): each pair `(sin pωᵢ, cos pωᵢ)` rotated by
+/// the angle `k·ωᵢ`, with `ωᵢ` = [`frequency(i, d)`](crate::positions::frequency).
+pub fn shift_encoding(row: &[f32], k: usize) -> Vec<f32> {
+    let d = row.len();
+    let mut out = Vec::with_capacity(d);
+    for (i, pair) in row.chunks_exact(2).enumerate() {
+        let angle = k as f64 * crate::positions::frequency(i, d);
+        let (sin_k, cos_k) = (libm::sin(angle), libm::cos(angle));
+        let (sin_p, cos_p) = (f64::from(pair[0]), f64::from(pair[1]));
+        // sin(a + b) = sin a cos b + cos a sin b; cos(a + b) = cos a cos b − sin a sin b
+        out.push((sin_p * cos_k + cos_p * sin_k) as f32);
+        out.push((cos_p * cos_k - sin_p * sin_k) as f32);
+    }
+    out
+}
+// ANCHOR_END: shift_encoding
 // ANCHOR_END: all

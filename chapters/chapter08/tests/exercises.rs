@@ -3,7 +3,10 @@
 //! against `src/exercises.rs` with `--features exercises`.
 
 use attention::prelude::*;
-use chapter08::exercises::{generate_with_cache, max_cached_tokens, sliding_window_decode};
+use chapter08::exercises::{
+    generate_with_cache, max_cached_tokens, shift_encoding, sliding_window_decode,
+};
+use chapter08::positions::sinusoidal_encoding;
 use chapter08::{causal_layer, max_abs_diff, tiny_lm};
 
 #[test]
@@ -72,4 +75,28 @@ fn exercise_3_greedy_generation_with_the_cache_equals_generation_without_it() {
         generate_with_cache(&model, &[4, 2], 0, &mut cache),
         vec![4, 2]
     );
+}
+
+#[test]
+fn exercise_4_shift_encoding_rotates_to_the_later_position() {
+    // d = 2, one pair with ω = 1: position 0 is (sin 0, cos 0) = (0, 1); one step on is
+    // (sin 1, cos 1).
+    let moved = shift_encoding(&[0.0, 1.0], 1);
+    assert!((moved[0] - 1f32.sin()).abs() < 1e-6 && (moved[1] - 1f32.cos()).abs() < 1e-6);
+    // Against the encoding itself, width 16, for several starts and distances; k = 0
+    // changes nothing.
+    let pe = sinusoidal_encoding(200, 16).to_vec();
+    let row = |p: usize| &pe[p * 16..(p + 1) * 16];
+    assert_eq!(shift_encoding(row(7), 0), row(7));
+    for p in [0, 3, 50] {
+        for k in [1, 7, 30, 120] {
+            let moved = shift_encoding(row(p), k);
+            let gap = moved
+                .iter()
+                .zip(row(p + k))
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f32::max);
+            assert!(gap < 1e-5, "p = {p}, k = {k}: {gap}");
+        }
+    }
 }

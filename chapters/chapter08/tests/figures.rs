@@ -15,3 +15,12 @@ fn the_weights_heatmap_is_up_to_date() {
 fn the_speed_chart_is_drawn_from_the_committed_sample_run() {
     figures::check_or_update("ch08-speed.svg", &chapter08::sample_speed_chart()).unwrap();
 }
+
+#[test]
+fn the_positional_encoding_heatmap_is_up_to_date() {
+    figures::check_or_update(
+        "ch08-positional-encoding.svg",
+        &chapter08::positions::encoding_heatmap(),
+    )
+    .unwrap();
+}

@@ -365,3 +365,68 @@ fn a_malformed_speed_file_is_refused_with_the_line() {
         .table();
     assert!(table.contains("2.0x"), "{table}");
 }
+
+#[test]
+fn self_attention_is_permutation_equivariant_until_positions_are_added() {
+    use chapter08::positions::{permutation_gap, sinusoidal_encoding};
+    manual_seed(3);
+    let layer = MultiHeadAttention::new(MultiHeadAttentionConfig {
+        num_hiddens: 8,
+        num_heads: 2,
+        ..Default::default()
+    });
+    let attend = |x: &Tensor| no_grad(|| layer.forward(x, x, x, &Mask::none()));
+    let x = Tensor::randn([1, 5, 8]);
+    for perm in [[4, 3, 2, 1, 0], [1, 2, 3, 4, 0], [0, 2, 1, 4, 3]] {
+        assert!(permutation_gap(&attend, &x, &perm) < 1e-6, "{perm:?}");
+        let pe = sinusoidal_encoding(5, 8);
+        let positioned = |x: &Tensor| attend(&(x + &pe));
+        assert!(permutation_gap(&positioned, &x, &perm) > 1e-3, "{perm:?}");
+    }
+    // A causal mask also breaks the symmetry: token 0 sees only itself.
+    let causal = |x: &Tensor| no_grad(|| layer.forward(x, x, x, &Mask::causal()));
+    assert!(permutation_gap(&causal, &x, &[4, 3, 2, 1, 0]) > 1e-3);
+}
+
+#[test]
+fn the_sinusoidal_encoding_has_its_defining_values_and_relative_dot_products() {
+    use chapter08::positions::{
+        expected_dot_product, frequency, relative_dot_products, sinusoidal_encoding,
+    };
+    let pe = sinusoidal_encoding(50, 8);
+    let v = pe.to_vec();
+    // Row 0: sin 0 = 0 and cos 0 = 1 in every pair.
+    assert_eq!(&v[..8], &[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0]);
+    // Row 1, pair 0 has ω = 1; pair 1 has ω = 10000^(-2/8) = 0.1.
+    assert!((frequency(1, 8) - 0.1).abs() < 1e-12);
+    assert!((v[8] - 1f32.sin()).abs() < 1e-7 && (v[10] - 0.1f32.sin()).abs() < 1e-7);
+    for k in [1, 3, 10] {
+        for dot in relative_dot_products(&pe, k, &[0, 11, 30]) {
+            assert!(
+                (f64::from(dot) - expected_dot_product(k, 8)).abs() < 1e-5,
+                "k = {k}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_layer_costs_follow_the_transformer_papers_table() {
+    use chapter08::positions::LayerCost::*;
+    assert_eq!(SelfAttention.multiply_adds(10, 4), 400);
+    assert_eq!(Recurrent.multiply_adds(10, 4), 160);
+    assert_eq!(Convolution { k: 3 }.multiply_adds(10, 4), 480);
+    assert_eq!(
+        [
+            SelfAttention.sequential_steps(10),
+            Recurrent.sequential_steps(10)
+        ],
+        [1, 10]
+    );
+    assert_eq!(Convolution { k: 3 }.path_length(10), 5); // ⌈9 / 2⌉
+    assert_eq!(Convolution { k: 5 }.path_length(9), 2);
+    assert_eq!(
+        [SelfAttention.path_length(10), Recurrent.path_length(10)],
+        [1, 9]
+    );
+}

@@ -45,3 +45,13 @@ fn the_page_quotes_the_committed_cost_of_a_copy_exactly() {
         chapter08::SAMPLE_COPIES
     );
 }
+
+#[test]
+fn the_page_quotes_the_positions_section_exactly() {
+    let output = chapter08::positions::tour();
+    let block = format!("```text\n{output}```");
+    assert!(
+        PAGE.contains(&block),
+        "the page must hold the positions section's output as a ```text block; it prints:\n{output}"
+    );
+}
