@@ -15,8 +15,8 @@ pub struct Graph<'a> {
     pub edges: &'a [(usize, usize)],
 }
 
-const BOX: (i32, i32) = (150, 44);
-const GAP: (i32, i32) = (60, 24);
+const BOX: (i32, i32) = (130, 44);
+const GAP: (i32, i32) = (46, 24);
 
 /// Draws the graph as an SVG document.
 ///
@@ -46,7 +46,7 @@ pub fn graph(figure: &Graph<'_>) -> String {
             SVGBackend::with_string(&mut svg, (width as u32, height as u32)).into_drawing_area();
         root.fill(&WHITE).expect("drawing to a string");
         let title =
-            TextStyle::from(("sans-serif", 16).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+            TextStyle::from(("sans-serif", 20).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
         root.draw_text(figure.title, &title, (width / 2, 10))
             .expect("drawing to a string");
         let stroke = ShapeStyle::from(&BLACK).stroke_width(1);
@@ -70,7 +70,7 @@ pub fn graph(figure: &Graph<'_>) -> String {
                     .expect("drawing to a string");
             }
         }
-        let text = TextStyle::from(("sans-serif", 12).into_font())
+        let text = TextStyle::from(("sans-serif", 15).into_font())
             .pos(Pos::new(HPos::Center, VPos::Center));
         for (label, place) in figure.nodes {
             let (x, y) = corner(*place);

@@ -35,9 +35,26 @@ pub use check::{UPDATE_VARIABLE, check_or_update, figure_path, write};
 pub use colour::{NAN_COLOUR, colour_of};
 pub use graph::{Graph, graph};
 
-/// Width and height of every figure, in SVG pixels.
-const PANEL: (u32, u32) = (360, 320);
+/// The width at which the book shows a figure (mdBook's content column): a wider figure is
+/// scaled down to it, its text with it.
+pub const DISPLAY_WIDTH: u32 = 750;
+
+/// The smallest text, in pixels as displayed, that a figure may hold (the body text is 16).
+pub const MIN_TEXT_PX: f64 = 12.0;
+
+/// Font sizes as requested from plotters, whose SVG backend writes about 0.8 of the
+/// requested size: tick and token labels (≈ 12 px), panel captions and legends, titles.
+const LABEL: f64 = 15.0;
+const CAPTION: f64 = 17.0;
+const TITLE: f64 = 20.0;
+
+/// Width and height of one heatmap panel, in SVG pixels; at most two panels share a row,
+/// so that a figure is never wider than [`DISPLAY_WIDTH`].
+const PANEL: (u32, u32) = (330, 320);
 const SCALE_WIDTH: u32 = 90;
+const PANELS_PER_ROW: u32 = 2;
+/// The column a line chart's legend takes when no region of the plot is free of lines.
+const LEGEND_WIDTH: u32 = 200;
 const FONT: &str = "sans-serif";
 
 /// One matrix to draw as a heatmap: `values` in row-major order, `rows × cols`.
@@ -100,16 +117,17 @@ pub fn heatmap(figure: &Heatmap<'_>) -> String {
         })
     });
     let n = figure.panels.len() as u32;
-    let size = (PANEL.0 * n + SCALE_WIDTH, PANEL.1 + 30);
+    let (cols, rows) = (n.min(PANELS_PER_ROW), n.div_ceil(PANELS_PER_ROW));
+    let size = (PANEL.0 * cols + SCALE_WIDTH, PANEL.1 * rows + 30);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).expect("drawing to a string");
         let root = root
-            .titled(figure.title, (FONT, 18))
+            .titled(figure.title, (FONT, TITLE))
             .expect("drawing to a string");
-        let (panels_area, scale_area) = root.split_horizontally(PANEL.0 * n);
-        let areas = panels_area.split_evenly((1, n as usize));
+        let (panels_area, scale_area) = root.split_horizontally(PANEL.0 * cols);
+        let areas = panels_area.split_evenly((rows as usize, cols as usize));
         for (panel, area) in figure.panels.iter().zip(&areas) {
             draw_panel(area, panel, figure, (lo, hi));
         }
@@ -126,11 +144,20 @@ fn draw_panel(
     range: (f32, f32),
 ) {
     let (rows, cols) = (panel.row_labels.len() as i32, panel.col_labels.len() as i32);
+    // Room for the longest row label at the label size (about 8 px a character), and the
+    // axis description beside it.
+    let longest = panel
+        .row_labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(1);
+    let y_label_area = (longest as u32 * 8 + 30).clamp(40, 110);
     let mut chart = ChartBuilder::on(area)
-        .caption(&panel.title, (FONT, 14))
+        .caption(&panel.title, (FONT, CAPTION))
         .margin(6)
-        .x_label_area_size(40)
-        .y_label_area_size(50)
+        .x_label_area_size(44)
+        .y_label_area_size(y_label_area)
         // `a..b` makes b − a + 1 segments in plotters, so `0..n − 1` gives n cells.
         .build_cartesian_2d(
             (0..(cols - 1).max(0)).into_segmented(),
@@ -157,7 +184,7 @@ fn draw_panel(
             SegmentValue::CenterOf(r) => label(panel.row_labels, &SegmentValue::CenterOf(flip(*r))),
             _ => String::new(),
         })
-        .label_style((FONT, 11))
+        .label_style((FONT, LABEL))
         .draw()
         .expect("drawing to a string");
     chart
@@ -193,7 +220,7 @@ fn draw_scale(area: &DrawingArea<SVGBackend<'_>, Shift>, (lo, hi): (f32, f32)) {
         .disable_x_axis()
         .y_labels(5)
         .y_label_formatter(&|v| format!("{v:.2}"))
-        .label_style((FONT, 11))
+        .label_style((FONT, LABEL))
         .draw()
         .expect("drawing to a string");
     const STEPS: usize = 64;
@@ -243,7 +270,7 @@ pub fn bar_chart(figure: &BarChart<'_>) -> String {
         let root = SVGBackend::with_string(&mut svg, (480, 300)).into_drawing_area();
         root.fill(&WHITE).expect("drawing to a string");
         let mut chart = ChartBuilder::on(&root)
-            .caption(figure.title, (FONT, 16))
+            .caption(figure.title, (FONT, TITLE))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(50)
@@ -262,7 +289,7 @@ pub fn bar_chart(figure: &BarChart<'_>) -> String {
                 _ => String::new(),
             })
             .y_label_formatter(&|v| format!("{v:.2}"))
-            .label_style((FONT, 11))
+            .label_style((FONT, LABEL))
             .draw()
             .expect("drawing to a string");
         chart
@@ -337,12 +364,34 @@ pub fn line_chart(figure: &LineChart<'_>) -> String {
         let m = if hi > lo { (hi - lo) * 0.05 } else { 1.0 };
         (lo - m)..(hi + m)
     };
+    // Where the legend goes: the region of the plot that the lines cross least, or, when
+    // every region holds some of a line, a column of its own to the right of the plot.
+    let legend = (figure.series.len() > 1).then(|| {
+        let along_lines = figure.series.iter().flat_map(|s| {
+            s.points.windows(2).flat_map(|w| {
+                let ((ax, ay), (bx, by)) = ((tx(w[0].0), ty(w[0].1)), (tx(w[1].0), ty(w[1].1)));
+                (0..=16).map(move |i| {
+                    let f = i as f32 / 16.0;
+                    (ax + f * (bx - ax), ay + f * (by - ay))
+                })
+            })
+        });
+        let lone_points = figure
+            .series
+            .iter()
+            .filter(|s| s.points.len() == 1)
+            .map(|s| (tx(s.points[0].0), ty(s.points[0].1)));
+        emptiest_corner(along_lines.chain(lone_points), (pad(x0, x1), pad(y0, y1)))
+    });
+    let outside = matches!(legend, Some((_, covered)) if covered > 0);
+    let width = if outside { 520 + LEGEND_WIDTH } else { 520 };
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (520, 340)).into_drawing_area();
-        root.fill(&WHITE).expect("drawing to a string");
+        let full = SVGBackend::with_string(&mut svg, (width, 340)).into_drawing_area();
+        full.fill(&WHITE).expect("drawing to a string");
+        let (root, legend_area) = full.split_horizontally(520);
         let mut chart = ChartBuilder::on(&root)
-            .caption(figure.title, (FONT, 16))
+            .caption(figure.title, (FONT, TITLE))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
@@ -370,7 +419,7 @@ pub fn line_chart(figure: &LineChart<'_>) -> String {
             .y_desc(figure.y_desc)
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&y_fmt)
-            .label_style((FONT, 11));
+            .label_style((FONT, LABEL));
         if figure.log2_x {
             mesh.x_labels(powers(x0, x1));
         }
@@ -389,30 +438,28 @@ pub fn line_chart(figure: &LineChart<'_>) -> String {
                     PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
                 });
         }
-        if figure.series.len() > 1 {
-            // The lines, not only their points: a legend must not cover a segment either.
-            let along_lines = figure.series.iter().flat_map(|s| {
-                s.points.windows(2).flat_map(|w| {
-                    let ((ax, ay), (bx, by)) = ((tx(w[0].0), ty(w[0].1)), (tx(w[1].0), ty(w[1].1)));
-                    (0..=16).map(move |i| {
-                        let f = i as f32 / 16.0;
-                        (ax + f * (bx - ax), ay + f * (by - ay))
-                    })
-                })
-            });
-            let lone_points = figure
-                .series
-                .iter()
-                .filter(|s| s.points.len() == 1)
-                .map(|s| (tx(s.points[0].0), ty(s.points[0].1)));
-            let corner =
-                emptiest_corner(along_lines.chain(lone_points), (pad(x0, x1), pad(y0, y1)));
+        if outside {
+            // One entry per series, a short line in its colour and its name.
+            for (i, s) in figure.series.iter().enumerate() {
+                let colour = PALETTE[i % PALETTE.len()];
+                let y = 60 + 24 * i as i32;
+                legend_area
+                    .draw(&PathElement::new(
+                        vec![(8, y), (30, y)],
+                        colour.stroke_width(2),
+                    ))
+                    .expect("drawing to a string");
+                legend_area
+                    .draw(&Text::new(s.name, (36, y - 8), (FONT, LABEL).into_font()))
+                    .expect("drawing to a string");
+            }
+        } else if let Some((corner, _)) = legend {
             chart
                 .configure_series_labels()
                 .position(corner)
                 .background_style(WHITE.mix(0.85))
                 .border_style(BLACK)
-                .label_font((FONT, 11))
+                .label_font((FONT, LABEL))
                 .draw()
                 .expect("drawing to a string");
         }
@@ -449,11 +496,11 @@ fn number(v: f32) -> String {
 
 /// The corner (or the middle of a side) of the plotting area that the fewest points fall
 /// in, so the legend covers as little of the data as possible (upper corners first on a
-/// tie, then lower, then the middles).
+/// tie, then lower, then the middles), and how many fall there.
 fn emptiest_corner(
     points: impl Iterator<Item = (f32, f32)>,
     (xs, ys): (std::ops::Range<f32>, std::ops::Range<f32>),
-) -> SeriesLabelPosition {
+) -> (SeriesLabelPosition, usize) {
     // Upper right, upper left, lower right, lower left, then the middle of each side (for
     // lines that run along both the top and the bottom, leaving the middle free).
     let mut counts = [0usize; 6];
@@ -475,7 +522,7 @@ fn emptiest_corner(
         }
     }
     let best = (0..6).min_by_key(|&i| counts[i]).unwrap_or(0);
-    [
+    let position = [
         SeriesLabelPosition::UpperRight,
         SeriesLabelPosition::UpperLeft,
         SeriesLabelPosition::LowerRight,
@@ -483,7 +530,8 @@ fn emptiest_corner(
         SeriesLabelPosition::MiddleRight,
         SeriesLabelPosition::MiddleLeft,
     ][best]
-        .clone()
+        .clone();
+    (position, counts[best])
 }
 
 /// Where the book keeps its figures: `book/src/figures/` in the workspace.
@@ -509,11 +557,53 @@ mod tests {
         // Points along the bottom edge and up the left side: the upper right is empty.
         let points = [(0.0, 0.0), (0.5, 0.0), (1.0, 0.0), (0.0, 1.0), (0.0, 0.5)];
         let corner = emptiest_corner(points.into_iter(), (0.0..1.0, 0.0..1.0));
-        assert!(matches!(corner, SeriesLabelPosition::UpperRight));
+        assert!(matches!(corner, (SeriesLabelPosition::UpperRight, 0)));
         // A rising line leaves the upper left and the lower right empty: upper left first.
         let rising = (0..=10).map(|i| (i as f32 / 10.0, i as f32 / 10.0));
         let corner = emptiest_corner(rising, (0.0..1.0, 0.0..1.0));
-        assert!(matches!(corner, SeriesLabelPosition::UpperLeft));
+        assert!(matches!(corner, (SeriesLabelPosition::UpperLeft, 0)));
+        // Lines along the top and the bottom leave only the middles free.
+        let top_and_bottom =
+            (0..=10).flat_map(|i| [(i as f32 / 10.0, 0.95), (i as f32 / 10.0, 0.05)]);
+        let corner = emptiest_corner(top_and_bottom, (0.0..1.0, 0.0..1.0));
+        assert!(matches!(corner, (SeriesLabelPosition::MiddleRight, 0)));
+        // A region crossed everywhere reports how much: the chart then puts its legend
+        // beside the plot.
+        let everywhere =
+            (0..=10).flat_map(|i| (0..=10).map(move |j| (i as f32 / 10.0, j as f32 / 10.0)));
+        assert!(emptiest_corner(everywhere, (0.0..1.0, 0.0..1.0)).1 > 0);
+    }
+
+    #[test]
+    fn a_crowded_line_chart_puts_its_legend_beside_the_plot() {
+        let a: Vec<(f32, f32)> = (0..=20)
+            .map(|i| (i as f32, (i as f32 / 3.0).sin()))
+            .collect();
+        let b: Vec<(f32, f32)> = (0..=20)
+            .map(|i| (i as f32, (i as f32 / 3.0).cos()))
+            .collect();
+        let svg = line_chart(&LineChart {
+            title: "t",
+            x_desc: "x",
+            y_desc: "y",
+            series: &[
+                Series {
+                    name: "sin",
+                    points: &a,
+                },
+                Series {
+                    name: "cos",
+                    points: &b,
+                },
+            ],
+            log2_x: false,
+            log10_y: false,
+        });
+        assert!(
+            svg.contains(&format!("width=\"{}\"", 520 + LEGEND_WIDTH)),
+            "{}",
+            &svg[..200]
+        );
     }
 
     #[test]
