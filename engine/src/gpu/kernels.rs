@@ -6,12 +6,6 @@ use super::buffer::GpuBuffer;
 use super::launch::{GROUP, Kernel, grid, launch};
 use crate::ops::elementwise_fn::{BinaryFn, UnaryFn};
 
-const COMMON: &str = include_str!("shaders/common.wgsl");
-
-fn with_common(source: &str) -> String {
-    format!("{COMMON}\n{source}")
-}
-
 /// `f` applied to every element of `x`.
 #[track_caller]
 pub(crate) fn unary(x: &GpuBuffer, f: UnaryFn) -> GpuBuffer {
@@ -19,14 +13,11 @@ pub(crate) fn unary(x: &GpuBuffer, f: UnaryFn) -> GpuBuffer {
     let gpu = x.gpu();
     let out = GpuBuffer::uninit(gpu, f.name(), x.len());
     let name = format!("unary {formula}");
-    let source = || with_common(&include_str!("shaders/unary.wgsl").replace("FORMULA", formula));
+    let source = || include_str!("shaders/unary.wgsl").replace("FORMULA", formula);
     launch(
         gpu,
         f.name(),
-        &Kernel {
-            name: &name,
-            source: &source,
-        },
+        &Kernel::made(&name, &source),
         &[x.len() as u32, a.to_bits(), b.to_bits()],
         &[x.raw()],
         out.raw(),
@@ -135,11 +126,8 @@ pub(crate) fn binary(
     params.extend(broadcast_strides(b_shape, out_shape));
     let formula = binary_formula(f);
     let name = format!("binary {formula}");
-    let source = || with_common(&include_str!("shaders/binary.wgsl").replace("FORMULA", formula));
-    let kernel = Kernel {
-        name: &name,
-        source: &source,
-    };
+    let source = || include_str!("shaders/binary.wgsl").replace("FORMULA", formula);
+    let kernel = Kernel::made(&name, &source);
     launch(
         gpu,
         f.name(),
@@ -168,11 +156,7 @@ pub(crate) fn where_cond(
     for shape in [c_shape, a_shape, b_shape] {
         params.extend(broadcast_strides(shape, out_shape));
     }
-    let source = || with_common(include_str!("shaders/where.wgsl"));
-    let kernel = Kernel {
-        name: "where",
-        source: &source,
-    };
+    let kernel = Kernel::fixed("where", include_str!("shaders/where.wgsl"));
     launch(
         gpu,
         "where",
@@ -201,11 +185,7 @@ pub(crate) fn strided_copy(
     let mut params = vec![n as u32, shape.len() as u32, offset as u32];
     params.extend(as_u32(shape));
     params.extend(as_u32(strides));
-    let source = || with_common(include_str!("shaders/strided_copy.wgsl"));
-    let kernel = Kernel {
-        name: "strided_copy",
-        source: &source,
-    };
+    let kernel = Kernel::fixed("strided_copy", include_str!("shaders/strided_copy.wgsl"));
     launch(gpu, op, &kernel, &params, &[x.raw()], out.raw(), grid(n));
     out
 }
@@ -225,11 +205,7 @@ pub(crate) fn scatter_copy(
     let mut params = vec![n as u32, shape.len() as u32, offset as u32];
     params.extend(as_u32(shape));
     params.extend(as_u32(strides));
-    let source = || with_common(include_str!("shaders/scatter_copy.wgsl"));
-    let kernel = Kernel {
-        name: "scatter_copy",
-        source: &source,
-    };
+    let kernel = Kernel::fixed("scatter_copy", include_str!("shaders/scatter_copy.wgsl"));
     launch(
         src.gpu(),
         op,
@@ -273,17 +249,12 @@ pub(crate) fn reduce(
     } else {
         ("reduce", grid(outer * inner))
     };
-    let source = || {
-        with_common(if wide {
-            include_str!("shaders/reduce_wide.wgsl")
-        } else {
-            include_str!("shaders/reduce.wgsl")
-        })
+    let source = if wide {
+        include_str!("shaders/reduce_wide.wgsl")
+    } else {
+        include_str!("shaders/reduce.wgsl")
     };
-    let kernel = Kernel {
-        name,
-        source: &source,
-    };
+    let kernel = Kernel::fixed(name, source);
     launch(gpu, op, &kernel, &params, &[x.raw()], out.raw(), groups);
     out
 }
@@ -299,11 +270,7 @@ pub(crate) fn arg_extreme(
 ) -> GpuBuffer {
     let gpu = x.gpu();
     let out = GpuBuffer::uninit(gpu, op, outer * inner);
-    let source = || with_common(include_str!("shaders/arg_extreme.wgsl"));
-    let kernel = Kernel {
-        name: "arg_extreme",
-        source: &source,
-    };
+    let kernel = Kernel::fixed("arg_extreme", include_str!("shaders/arg_extreme.wgsl"));
     let params = [outer as u32, n as u32, inner as u32, u32::from(max)];
     launch(
         gpu,
@@ -328,11 +295,7 @@ pub(crate) fn softmax(
     let op = if log { "log_softmax" } else { "softmax" };
     let gpu = x.gpu();
     let out = GpuBuffer::uninit(gpu, op, x.len());
-    let source = || with_common(include_str!("shaders/softmax.wgsl"));
-    let kernel = Kernel {
-        name: "softmax",
-        source: &source,
-    };
+    let kernel = Kernel::fixed("softmax", include_str!("shaders/softmax.wgsl"));
     let params = [outer as u32, n as u32, inner as u32, u32::from(log)];
     launch(
         gpu,
@@ -413,18 +376,13 @@ pub(crate) fn matmul_tiled(
     let name = format!("matmul {tile}x{tile}");
     let source = || {
         let bk = 1024 / tile;
-        with_common(
-            &include_str!("shaders/matmul.wgsl")
-                .replace("TM_VALUE", &t.to_string())
-                .replace("TN_VALUE", &t.to_string())
-                .replace("TM_TIMES_TN", &(t * t).to_string())
-                .replace("BK_TIMES_BN", &(bk * tile).to_string()),
-        )
+        include_str!("shaders/matmul.wgsl")
+            .replace("TM_VALUE", &t.to_string())
+            .replace("TN_VALUE", &t.to_string())
+            .replace("TM_TIMES_TN", &(t * t).to_string())
+            .replace("BK_TIMES_BN", &(bk * tile).to_string())
     };
-    let kernel = Kernel {
-        name: &name,
-        source: &source,
-    };
+    let kernel = Kernel::made(&name, &source);
     let params = [
         dims.m as u32,
         dims.n as u32,
@@ -465,11 +423,7 @@ pub(crate) fn index_select(
     let out = GpuBuffer::uninit(gpu, op, outer * count * inner);
     let index: Vec<u32> = as_u32(index).collect();
     let index = GpuBuffer::upload_words(gpu, op, &index);
-    let source = || with_common(include_str!("shaders/index_select.wgsl"));
-    let kernel = Kernel {
-        name: "index_select",
-        source: &source,
-    };
+    let kernel = Kernel::fixed("index_select", include_str!("shaders/index_select.wgsl"));
     let params = [outer as u32, n as u32, inner as u32, count as u32];
     launch(
         gpu,
@@ -490,11 +444,7 @@ pub(crate) fn gather(op: &str, x: &GpuBuffer, offsets: &[usize]) -> GpuBuffer {
     let out = GpuBuffer::uninit(gpu, op, offsets.len());
     let words: Vec<u32> = as_u32(offsets).collect();
     let offsets_buffer = GpuBuffer::upload_words(gpu, op, &words);
-    let source = || with_common(include_str!("shaders/gather.wgsl"));
-    let kernel = Kernel {
-        name: "gather",
-        source: &source,
-    };
+    let kernel = Kernel::fixed("gather", include_str!("shaders/gather.wgsl"));
     launch(
         gpu,
         op,
@@ -529,11 +479,7 @@ pub(crate) fn scatter_add(op: &str, g: &GpuBuffer, targets: &[usize], n_out: usi
     let out = GpuBuffer::uninit(gpu, op, n_out);
     let starts = GpuBuffer::upload_words(gpu, op, &starts);
     let sources = GpuBuffer::upload_words(gpu, op, &sources);
-    let source = || with_common(include_str!("shaders/segment_sum.wgsl"));
-    let kernel = Kernel {
-        name: "segment_sum",
-        source: &source,
-    };
+    let kernel = Kernel::fixed("segment_sum", include_str!("shaders/segment_sum.wgsl"));
     launch(
         gpu,
         op,
@@ -572,11 +518,8 @@ pub(crate) fn additive(
     };
     let out = GpuBuffer::uninit(gpu, "additive_scores", n);
     let name = format!("additive {entry}");
-    let source = || with_common(&include_str!("shaders/additive.wgsl").replace("ENTRY", entry));
-    let kernel = Kernel {
-        name: &name,
-        source: &source,
-    };
+    let source = || include_str!("shaders/additive.wgsl").replace("ENTRY", entry);
+    let kernel = Kernel::made(&name, &source);
     let params = [b as u32, q as u32, k as u32, h as u32, n as u32];
     launch(
         gpu,

@@ -14,11 +14,40 @@ use super::context::{Context, Gpu};
 /// The threads of one workgroup in the one-dimensional kernels (`@workgroup_size(256)`).
 pub(crate) const GROUP: u32 = 256;
 
-/// A WGSL kernel: a name to cache it under, and a function that writes its source (called
-/// once, the first time the kernel runs).
+/// The WGSL every kernel starts with: `flat_index` and the functions WGSL lacks.
+const COMMON: &str = include_str!("shaders/common.wgsl");
+
+/// Where a kernel's WGSL comes from.
+pub(crate) enum Source<'a> {
+    /// A shader file as it is.
+    Fixed(&'static str),
+    /// Written when first needed (a file with a formula or a size spliced in).
+    Made(&'a dyn Fn() -> String),
+}
+
+/// A WGSL kernel: a name to cache it under, and its source, which is compiled (after
+/// `shaders/common.wgsl`) the first time the kernel runs.
 pub(crate) struct Kernel<'a> {
     pub(crate) name: &'a str,
-    pub(crate) source: &'a dyn Fn() -> String,
+    pub(crate) source: Source<'a>,
+}
+
+impl<'a> Kernel<'a> {
+    /// A kernel whose source is a shader file as it is.
+    pub(crate) fn fixed(name: &'a str, source: &'static str) -> Kernel<'a> {
+        Kernel {
+            name,
+            source: Source::Fixed(source),
+        }
+    }
+
+    /// A kernel whose source `make` writes when it is first compiled.
+    pub(crate) fn made(name: &'a str, make: &'a dyn Fn() -> String) -> Kernel<'a> {
+        Kernel {
+            name,
+            source: Source::Made(make),
+        }
+    }
 }
 
 impl Context {
@@ -29,7 +58,11 @@ impl Context {
         if let Some(found) = cache.get(kernel.name) {
             return Arc::clone(found);
         }
-        let source = (kernel.source)();
+        let body = match &kernel.source {
+            Source::Fixed(text) => (*text).to_string(),
+            Source::Made(make) => make(),
+        };
+        let source = format!("{COMMON}\n{body}");
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let module = self
             .device
