@@ -27,8 +27,9 @@ fn sources(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// The identifiers after `pub fn`, `pub struct`, `pub enum`, `pub trait` and `pub const` in
-/// `text` (and the variants of public enums, which the page also names, such as `Fill::D2l`).
+/// The identifiers after `pub fn`, `pub struct`, `pub enum`, `pub trait`, `pub const` and
+/// `fn` in `text` (a trait's methods, such as `Module::parameters`, carry no `pub`), and
+/// the variants of enums, which the page also names (`Fill::D2l`).
 fn public_names(text: &str) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     for line in text.lines() {

@@ -172,6 +172,12 @@ impl KvCache {
     /// [`append`](KvCache::append) for keys and values on a GPU.
     #[track_caller]
     fn append_on_device(&mut self, keys: &Tensor, values: &Tensor, layout: [usize; 4]) {
+        assert!(
+            self.on_device.is_some() || self.len == 0,
+            "KvCache::append: the cache holds {} tokens in host memory, and these keys live on {}\n  hint: reset() the cache between sequences, or move the keys and values to the device of the ones before",
+            self.len,
+            keys.device()
+        );
         match self.layout {
             None => self.layout = Some(layout),
             Some(expected) => assert!(

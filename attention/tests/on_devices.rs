@@ -218,3 +218,23 @@ fn causal_self_attention_and_the_kv_cache() {
         })
     });
 }
+
+#[test]
+fn a_cache_of_host_tokens_refuses_keys_from_the_gpu() {
+    let Some(gpu) = harness::test_gpu() else {
+        return;
+    };
+    let mut cache = KvCache::new(4);
+    cache.append(&Tensor::ones([1, 1, 2, 4]), &Tensor::ones([1, 1, 2, 4]));
+    let on_gpu = Tensor::ones([1, 1, 1, 4]).to(&gpu);
+    let message = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        cache.append(&on_gpu, &on_gpu)
+    }))
+    .err()
+    .and_then(|e| e.downcast_ref::<String>().cloned())
+    .expect("mixing devices in one cache panics with a message");
+    assert!(
+        message.starts_with("KvCache::append: the cache holds 2 tokens in host memory"),
+        "{message}"
+    );
+}

@@ -268,20 +268,15 @@ pub(crate) fn arg_extreme(
     (outer, n, inner): (usize, usize, usize),
     max: bool,
 ) -> GpuBuffer {
-    let gpu = x.gpu();
-    let out = GpuBuffer::uninit(gpu, op, outer * inner);
     let kernel = Kernel::fixed("arg_extreme", include_str!("shaders/arg_extreme.wgsl"));
-    let params = [outer as u32, n as u32, inner as u32, u32::from(max)];
-    launch(
-        gpu,
+    per_line(
         op,
         &kernel,
-        &params,
-        &[x.raw()],
-        out.raw(),
-        grid(outer * inner),
-    );
-    out
+        x,
+        (outer, n, inner),
+        u32::from(max),
+        outer * inner,
+    )
 }
 
 /// `softmax` (or `log_softmax`) over the middle dimension of `x` seen as
@@ -293,19 +288,27 @@ pub(crate) fn softmax(
     log: bool,
 ) -> GpuBuffer {
     let op = if log { "log_softmax" } else { "softmax" };
-    let gpu = x.gpu();
-    let out = GpuBuffer::uninit(gpu, op, x.len());
     let kernel = Kernel::fixed("softmax", include_str!("shaders/softmax.wgsl"));
-    let params = [outer as u32, n as u32, inner as u32, u32::from(log)];
-    launch(
-        gpu,
-        op,
-        &kernel,
-        &params,
-        &[x.raw()],
-        out.raw(),
-        grid(outer * inner),
-    );
+    per_line(op, &kernel, x, (outer, n, inner), u32::from(log), x.len())
+}
+
+/// Launches `kernel` with one invocation per line of `x` seen as `[outer, n, inner]` (a
+/// line runs along the middle dimension) and the parameters `[outer, n, inner, flag]`,
+/// writing a new buffer of `out_len` values.
+#[track_caller]
+fn per_line(
+    op: &str,
+    kernel: &Kernel,
+    x: &GpuBuffer,
+    (outer, n, inner): (usize, usize, usize),
+    flag: u32,
+    out_len: usize,
+) -> GpuBuffer {
+    let gpu = x.gpu();
+    let out = GpuBuffer::uninit(gpu, op, out_len);
+    let params = [outer as u32, n as u32, inner as u32, flag];
+    let groups = grid(outer * inner);
+    launch(gpu, op, kernel, &params, &[x.raw()], out.raw(), groups);
     out
 }
 

@@ -38,10 +38,13 @@ pub fn clip_grad_norm(params: &[Tensor], max_norm: f32) -> f32 {
     let squares: f64 = grads
         .iter()
         .flat_map(|(_, g)| match g.device() {
-            crate::Device::Cpu => g.to_vec(),
-            _ => vec![no_grad(|| g.square().sum().item()).sqrt()],
+            crate::Device::Cpu => g
+                .to_vec()
+                .iter()
+                .map(|&x| f64::from(x) * f64::from(x))
+                .collect(),
+            _ => vec![f64::from(no_grad(|| g.square().sum().item()))],
         })
-        .map(|x| f64::from(x) * f64::from(x))
         .fold(0.0, |total, square| total + square);
     let norm = squares.sqrt() as f32;
     let coef = max_norm / (norm + 1e-6);
