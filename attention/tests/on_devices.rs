@@ -3,8 +3,7 @@
 //! f32 tolerances (the harness is the engine's, `engine/tests/devices/harness.rs`). Masks
 //! and fills included; the KV cache's decoding steps too.
 
-#[path = "../../engine/tests/devices/harness.rs"]
-mod harness;
+use crate::harness;
 
 use attention::prelude::*;
 use attention::{

@@ -7,7 +7,7 @@
 //! Tolerance: `|engine − PyTorch| ≤ 1e-5 + 1e-4 · |PyTorch|` everywhere (the references are
 //! float64; the engine computes in f32 from the same f32-exact inputs).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -2,7 +2,7 @@
 //! `(q.unsqueeze(2) + k.unsqueeze(1)).tanh() · w`: values, every gradient, finite
 //! differences, the edge cases of its loops, and its error messages.
 
-mod common;
+use crate::common;
 
 use common::{check, panic_at, panic_message, randn};
 use engine::{Tensor, memory};

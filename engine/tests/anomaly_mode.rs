@@ -1,6 +1,6 @@
 //! Anomaly mode names the first op whose forward or backward output is not finite.
 
-mod common;
+use crate::common;
 
 use common::panic_message;
 use engine::{Tensor, anomaly};

@@ -4,7 +4,7 @@
 //! `grad()` that says why there is no gradient, shape arguments in every form, reductions
 //! without a boolean, and `{:.N}` formatting.
 
-mod common;
+use crate::common;
 
 use common::{Raised, panic_at};
 use engine::nn::{

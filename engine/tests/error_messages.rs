@@ -1,40 +1,15 @@
 //! Shape errors name the op, the shapes, the offending dimension, what was expected and a
 //! hint; and they point at the caller's line, not at a line inside the engine.
 
-use std::cell::RefCell;
-use std::panic::{self, AssertUnwindSafe};
-use std::sync::Once;
-
 use engine::{Reduction, Tensor};
 
-thread_local! {
-    static LAST_PANIC: RefCell<Option<(String, u32)>> = const { RefCell::new(None) };
-}
+use crate::common::panic_at;
 
 /// Runs `f`, which must panic, and returns the message with the file and line the panic
 /// was reported at.
 fn failure(f: impl FnOnce()) -> (String, String, u32) {
-    static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        let default = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            let at = info.location().map(|l| (l.file().to_string(), l.line()));
-            LAST_PANIC.with(|p| *p.borrow_mut() = at);
-            if std::env::var_os("SHOW_PANICS").is_some() {
-                default(info);
-            }
-        }));
-    });
-    let payload = panic::catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
-    let message = payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default();
-    let (file, line) = LAST_PANIC
-        .with(|p| p.borrow_mut().take())
-        .expect("panic location");
-    (message, file, line)
+    let raised = panic_at(f);
+    (raised.message, raised.file, raised.line)
 }
 
 #[test]

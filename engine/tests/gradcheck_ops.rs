@@ -9,7 +9,7 @@
 //! Inputs stay away from the points where an op is not differentiable: nothing within ε of
 //! `relu`'s kink, no ties for `max`, positive inputs for `log`, `sqrt` and fractional powers.
 
-mod common;
+use crate::common;
 
 use common::{away_from_zero, check, distinct, ids, mask, randn, uniform};
 use engine::{GeluApprox, Reduction, Tensor, manual_seed};

@@ -6,7 +6,7 @@
 //! from the points where an op is not differentiable: zero for `abs`, the bounds for
 //! `clamp`, ties for `maximum`, `min` and the selections.
 
-mod common;
+use crate::common;
 
 use common::{away_from_zero, check, distinct, ids, randn};
 use engine::{Reduction, Tensor};

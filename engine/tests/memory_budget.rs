@@ -7,7 +7,7 @@
 //! that the op is refused with a message naming it and its result's shape, at the caller's
 //! line.
 
-mod common;
+use crate::common;
 
 use common::panic_at;
 use engine::{Reduction, Tensor, memory};

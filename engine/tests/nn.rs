@@ -2,7 +2,7 @@
 //! `tests/golden/nn_optim.py`), gradients against finite differences, initialisers against
 //! their formulas, parameter bookkeeping, train/eval, and the messages for bad input.
 
-mod nn_golden;
+use crate::nn_golden;
 
 use engine::gradcheck::gradcheck;
 use engine::nn::init::{self, FanMode};

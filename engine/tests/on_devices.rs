@@ -2,8 +2,7 @@
 //! GPU's results must equal the CPU's within f32 tolerances (see `devices/harness.rs`).
 //! In a CPU-only build each body still runs, on the CPU.
 
-#[path = "devices/harness.rs"]
-mod harness;
+use crate::harness;
 
 use engine::{Device, GeluApprox, Reduction, Tensor};
 use harness::{F32, Tolerance, backward_weighted, on_devices, param, randn, test_gpu};

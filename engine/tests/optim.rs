@@ -2,7 +2,7 @@
 //! PyTorch (golden values from `tests/golden/nn_optim.py`), plus the properties the
 //! formulas promise and the messages for bad hyper-parameters.
 
-mod nn_golden;
+use crate::nn_golden;
 
 use engine::nn::{Linear, LinearConfig, Module};
 use engine::optim::{

@@ -3,7 +3,7 @@
 //! other, gradients of composite expressions against finite differences, and dropout's
 //! statistics.
 
-mod common;
+use crate::common;
 
 use common::{away_from_zero, check, panic_message, randn, uniform};
 use engine::shape::{broadcast_shapes, numel, strides};

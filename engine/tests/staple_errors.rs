@@ -1,7 +1,7 @@
 //! The messages of the PyTorch staples on bad input: each names the op, the shapes or
 //! values involved and what was expected, at the caller's line.
 
-mod common;
+use crate::common;
 
 use common::panic_at;
 use engine::{Reduction, Tensor};

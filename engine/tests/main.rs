@@ -1,0 +1,28 @@
+//! The engine's integration tests, one module a file: ops against finite differences and
+//! PyTorch's values, autograd, `nn`, `optim`, error messages, memory accounting and the
+//! CPU/GPU parity harness. Run one file's tests with its name as a filter, e.g.
+//! `cargo test -p engine --test suite gradcheck_ops`.
+
+mod common;
+#[path = "devices/harness.rs"]
+mod harness;
+mod nn_golden;
+
+mod additive_scores;
+mod anomaly_mode;
+mod api_regressions;
+mod autograd;
+mod comparisons;
+mod display;
+mod error_messages;
+mod gradcheck_ops;
+mod gradcheck_staples;
+mod memory_accounting;
+mod memory_budget;
+mod nn;
+mod on_devices;
+mod optim;
+mod parity_ops;
+mod properties;
+mod spare_buffers;
+mod staple_errors;
