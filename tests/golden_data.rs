@@ -28,7 +28,7 @@ fn golden_json_files() -> Vec<String> {
 /// Every `.rs` file under the crates' `tests/` folders.
 fn test_sources() -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
-    let mut pending: Vec<PathBuf> = ["engine/tests", "attention/tests"]
+    let mut pending: Vec<PathBuf> = ["tests/engine", "tests/attention"]
         .iter()
         .map(|d| root().join(d))
         .collect();
@@ -88,7 +88,7 @@ fn every_golden_file_is_read_by_a_test() {
         let needle = format!("tests/golden/{json}");
         assert!(
             sources.iter().any(|(_, text)| text.contains(&needle)),
-            "no test under engine/tests or attention/tests reads {needle}"
+            "no test under tests/engine or tests/attention reads {needle}"
         );
     }
 }

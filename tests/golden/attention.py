@@ -2,7 +2,7 @@
 
 Regenerate with `python3 tests/golden/attention.py` (from anywhere). It rewrites
 `attention.json` next to this file; everything is computed in float64 from fixed seeds, so
-the file only changes when this script does. Read by `attention/tests/parity.rs`.
+the file only changes when this script does. Read by `tests/attention/parity.rs`.
 
 The references are written the way their sources write them:
 - d2l's `masked_softmax`, `AdditiveAttention`, `DotProductAttention` and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden values for the engine's op-level parity tests (`engine/tests/parity_ops.rs`).
+"""Golden values for the engine's op-level parity tests (`tests/engine/parity_ops.rs`).
 
 Regenerate `tests/golden/ops.json` with:
 

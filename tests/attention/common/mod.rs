@@ -21,7 +21,7 @@ pub const ATOL: f64 = 1e-5;
 pub const RTOL: f64 = 1e-4;
 
 static GOLDEN: LazyLock<Value> = LazyLock::new(|| {
-    serde_json::from_str(include_str!("../../../tests/golden/attention.json"))
+    serde_json::from_str(include_str!("../../golden/attention.json"))
         .expect("attention.json is valid JSON")
 });
 

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 static GOLDEN: LazyLock<Value> = LazyLock::new(|| {
-    serde_json::from_str(include_str!("../../../tests/golden/nn_optim.json"))
+    serde_json::from_str(include_str!("../../golden/nn_optim.json"))
         .expect("nn_optim.json is valid JSON")
 });
 

@@ -68,8 +68,9 @@ impl Data {
 fn golden() -> &'static Golden {
     static GOLDEN: OnceLock<Golden> = OnceLock::new();
     GOLDEN.get_or_init(|| {
-        let golden: Golden = serde_json::from_str(include_str!("../../tests/golden/ops.json"))
-            .expect("tests/golden/ops.json does not parse; regenerate it with python3 tests/golden/ops.py");
+        let golden: Golden = serde_json::from_str(include_str!("../golden/ops.json")).expect(
+            "tests/golden/ops.json does not parse; regenerate it with python3 tests/golden/ops.py",
+        );
         assert_eq!(golden.version, 1, "unknown golden file version");
         assert_eq!(golden.generator, "tests/golden/ops.py");
         golden
