@@ -53,9 +53,14 @@ fn main() {
     let (full, stepped) = no_grad(|| {
         let full = layer.forward(&sequence, &Mask::none());
         let mut cache = KvCache::new(4);
-        let mut rows = vec![layer.prefill(&sequence.narrow(1, 0, 2), &mut cache, &Mask::none())];
+        let mut rows =
+            vec![layer.prefill(&sequence.narrow(1, 0, 2), &mut cache, &Mask::none())];
         for t in 2..6 {
-            rows.push(layer.step(&sequence.narrow(1, t, 1), &mut cache, &Mask::none()));
+            rows.push(layer.step(
+                &sequence.narrow(1, t, 1),
+                &mut cache,
+                &Mask::none(),
+            ));
         }
         (full, Tensor::concat(&rows, 1))
     });

@@ -63,7 +63,8 @@ fn is_round(text: &str) -> bool {
         .trim_start_matches('0')
         .trim_end_matches('0')
         .to_string();
-    let power_of_two = value >= 1.0 && value.fract() == 0.0 && (value as u64).is_power_of_two();
+    let power_of_two =
+        value >= 1.0 && value.fract() == 0.0 && (value as u64).is_power_of_two();
     digits.len() <= 2 || power_of_two
 }
 
@@ -98,6 +99,11 @@ fn the_check_finds_small_text_and_odd_ticks() {
         problems("odd.svg", odd),
         ["odd.svg: the number \"22.6\" is not a round tick"]
     );
-    assert!(is_round("0.001") && is_round("3.50") && is_round("100000") && is_round("mat"));
+    assert!(
+        is_round("0.001")
+            && is_round("3.50")
+            && is_round("100000")
+            && is_round("mat")
+    );
     assert!(!is_round("90.5") && !is_round("181"));
 }

@@ -33,7 +33,8 @@ fn test_sources() -> Vec<(PathBuf, String)> {
         .map(|d| root().join(d))
         .collect();
     while let Some(dir) = pending.pop() {
-        for entry in fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        for entry in fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
         {
             let path = entry.expect("readable entry").path();
             if path.is_dir() {
@@ -48,7 +49,8 @@ fn test_sources() -> Vec<(PathBuf, String)> {
 }
 
 fn read(path: &Path) -> String {
-    fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+    fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
 #[test]

@@ -50,7 +50,8 @@ fn compute() -> Bits {
             scoring,
             ..Default::default()
         });
-        let out = additive.forward(&queries, &keys, &values, &Mask::valid_lens(&lens));
+        let out =
+            additive.forward(&queries, &keys, &values, &Mask::valid_lens(&lens));
         loss = loss + out.square().mean();
         outputs.push(out);
     }

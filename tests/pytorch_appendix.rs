@@ -15,7 +15,9 @@ fn sources(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(d) = dirs.pop() {
-        for entry in fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+        for entry in
+            fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()))
+        {
             let path = entry.expect("an entry").path();
             if path.is_dir() {
                 dirs.push(path);
@@ -53,7 +55,8 @@ fn public_names(text: &str) -> BTreeSet<String> {
             }
         }
         // Enum variants: `Name,` or `Name(…),` or `Name {` at the start of a line.
-        let variant: String = line.chars().take_while(|c| c.is_alphanumeric()).collect();
+        let variant: String =
+            line.chars().take_while(|c| c.is_alphanumeric()).collect();
         if variant.chars().next().is_some_and(char::is_uppercase)
             && line[variant.len()..].starts_with([',', '(', ' '])
         {
@@ -120,10 +123,13 @@ fn called(span: &str) -> Vec<String> {
     let chars: Vec<char> = span.chars().collect();
     let mut i = 0;
     while i < chars.len() {
-        let after_dot =
-            i > 0 && (chars[i - 1] == '.' || (i > 1 && chars[i - 1] == ':' && chars[i - 2] == ':'));
-        let starts_type = chars[i].is_uppercase() && (i == 0 || !chars[i - 1].is_alphanumeric());
-        if (after_dot || starts_type) && (chars[i].is_alphabetic() || chars[i] == '_') {
+        let after_dot = i > 0
+            && (chars[i - 1] == '.'
+                || (i > 1 && chars[i - 1] == ':' && chars[i - 2] == ':'));
+        let starts_type =
+            chars[i].is_uppercase() && (i == 0 || !chars[i - 1].is_alphanumeric());
+        if (after_dot || starts_type) && (chars[i].is_alphabetic() || chars[i] == '_')
+        {
             let name: String = chars[i..]
                 .iter()
                 .take_while(|c| c.is_alphanumeric() || **c == '_')
@@ -163,7 +169,8 @@ fn every_name_the_appendix_writes_exists_in_the_code() {
 
 #[test]
 fn every_public_tensor_method_has_a_row() {
-    let written: BTreeSet<String> = engine_column(PAGE).iter().flat_map(|s| called(s)).collect();
+    let written: BTreeSet<String> =
+        engine_column(PAGE).iter().flat_map(|s| called(s)).collect();
     let absent: Vec<String> = tensor_methods()
         .into_iter()
         .filter(|m| !written.contains(m))

@@ -65,8 +65,9 @@ fn print_state(state: &StateDict) {
 }
 
 fn main() {
-    let golden: Value = serde_json::from_str(include_str!("../../tests/golden/attention.json"))
-        .expect("attention.json is valid JSON");
+    let golden: Value =
+        serde_json::from_str(include_str!("../../tests/golden/attention.json"))
+            .expect("attention.json is valid JSON");
 
     // The article's module: names query_proj, key_proj, value_proj, v.
     let case = &golden["article_additive_attention"][0];
@@ -82,7 +83,8 @@ fn main() {
         fill: Fill::Constant(-1e9), // the article's fill
         ..Default::default()
     };
-    let module = BahdanauAttention::from_state_dict(config, &state).expect("the state fits");
+    let module =
+        BahdanauAttention::from_state_dict(config, &state).expect("the state fits");
     let x = &case["inputs"];
     let mask = Mask::key_padding(&tensor(&case["mask"]["keep"])); // 1 = a real key
     let (context, weights) = module.forward(
@@ -110,15 +112,19 @@ fn main() {
     let case = &golden["torch_multihead_attention_state_dict"][0];
     let state = state_dict(&case["state_dict"]);
     println!();
-    println!("== nn.MultiheadAttention(8, 2, bias=True, batch_first=True), loaded by its names");
+    println!(
+        "== nn.MultiheadAttention(8, 2, bias=True, batch_first=True), loaded by its names"
+    );
     print_state(&state);
     let config = MultiHeadAttentionConfig {
-        num_hiddens: case["config"]["embed_dim"].as_u64().expect("embed_dim") as usize,
+        num_hiddens: case["config"]["embed_dim"].as_u64().expect("embed_dim")
+            as usize,
         num_heads: case["config"]["num_heads"].as_u64().expect("num_heads") as usize,
         bias: true, // PyTorch's default; d2l's, and this config's, is false
         ..Default::default()
     };
-    let mut module = MultiHeadAttention::from_state_dict(config, &state).expect("the state fits");
+    let mut module =
+        MultiHeadAttention::from_state_dict(config, &state).expect("the state fits");
     module.eval();
     let x = &case["inputs"];
     // PyTorch's key_padding_mask: True (1) where a key is ignored.

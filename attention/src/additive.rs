@@ -1,9 +1,10 @@
-//! Additive attention (Bahdanau et al.), batched over queries: d2l's `AdditiveAttention`.
+//! Additive attention (Bahdanau et al.), batched over queries: d2l's
+//! `AdditiveAttention`.
 
 use engine::Tensor;
 use engine::nn::{
-    Dropout, DropoutConfig, Linear, LinearConfig, LoadError, Module, StateDict, StateReader,
-    prefixed,
+    Dropout, DropoutConfig, Linear, LinearConfig, LoadError, Module, StateDict,
+    StateReader, prefixed,
 };
 
 use crate::check;
@@ -11,17 +12,19 @@ use crate::mask::Mask;
 use crate::masked_softmax::{Fill, masked_softmax_in};
 use crate::weights::{AttentionWeights, WeightsSlot};
 
-/// How additive attention computes its scores `w · tanh(q̃ + k̃)` for every query and key.
-/// Both give the same numbers (to about 1e-6) and the same gradients; they differ in memory.
+/// How additive attention computes its scores `w · tanh(q̃ + k̃)` for every query and
+/// key. Both give the same numbers (to about 1e-6) and the same gradients; they
+/// differ in memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum AdditiveScoring {
-    /// One fused op, [`Tensor::additive_scores`]: no `[B, Q, K, h]` tensor is built, in
-    /// the forward pass or the backward pass. The default.
+    /// One fused op, [`Tensor::additive_scores`]: no `[B, Q, K, h]` tensor is built,
+    /// in the forward pass or the backward pass. The default.
     #[default]
     Fused,
-    /// d2l's composition of broadcasting ops: `(q̃.unsqueeze(2) + k̃.unsqueeze(1)).tanh()`
-    /// is a `[B, Q, K, h]` tensor, then a product with `w`. Kept for teaching: it is the
-    /// definition, step by step, and it costs `B·Q·K·h` floats several times over.
+    /// d2l's composition of broadcasting ops: `(q̃.unsqueeze(2) +
+    /// k̃.unsqueeze(1)).tanh()` is a `[B, Q, K, h]` tensor, then a product with `w`.
+    /// Kept for teaching: it is the definition, step by step, and it costs `B·Q·K·h`
+    /// floats several times over.
     Broadcast,
 }
 
@@ -43,19 +46,23 @@ pub(crate) fn additive_scores(
 }
 
 // ANCHOR: broadcast_scores
-/// The scores written with broadcasting ops (d2l's form): the sum of every projected query
-/// with every projected key is a `[B, Q, K, h]` feature tensor, which is what makes this
-/// form cost `B·Q·K·h` memory.
+/// The scores written with broadcasting ops (d2l's form): the sum of every projected
+/// query with every projected key is a `[B, Q, K, h]` feature tensor, which is what
+/// makes this form cost `B·Q·K·h` memory.
 #[track_caller]
-pub(crate) fn broadcast_additive_scores(queries: &Tensor, keys: &Tensor, w: &Tensor) -> Tensor {
+pub(crate) fn broadcast_additive_scores(
+    queries: &Tensor,
+    keys: &Tensor,
+    w: &Tensor,
+) -> Tensor {
     let features = (queries.unsqueeze(2) + keys.unsqueeze(1)).tanh(); // [B, Q, K, h]
     features.matmul(&w.unsqueeze(1)).squeeze(-1) // [B, Q, K]
 }
 // ANCHOR_END: broadcast_scores
 
 /// The settings of an [`AdditiveAttention`] module; names follow d2l's
-/// `AdditiveAttention(num_hiddens, dropout)`, with the query and key sizes that PyTorch's
-/// `LazyLinear` infers written out.
+/// `AdditiveAttention(num_hiddens, dropout)`, with the query and key sizes that
+/// PyTorch's `LazyLinear` infers written out.
 ///
 /// ```
 /// use attention::{AdditiveAttentionConfig, Fill};
@@ -67,24 +74,27 @@ pub(crate) fn broadcast_additive_scores(queries: &Tensor, keys: &Tensor, w: &Ten
 pub struct AdditiveAttentionConfig {
     /// The size of each query (no default: must be set).
     pub query_size: usize,
-    /// The size of each key (no default: must be set); it may differ from `query_size`.
+    /// The size of each key (no default: must be set); it may differ from
+    /// `query_size`.
     pub key_size: usize,
-    /// The size `h` of the hidden space in which queries and keys are added (no default).
-    /// d2l's name, used by every config of this crate for the model size.
+    /// The size `h` of the hidden space in which queries and keys are added (no
+    /// default). d2l's name, used by every config of this crate for the model size.
     pub num_hiddens: usize,
     /// Dropout on the attention weights, in training mode (default 0).
     pub dropout: f32,
-    /// What masked scores become (default [`Fill::Safe`]; [`Fill::D2l`] reproduces d2l).
+    /// What masked scores become (default [`Fill::Safe`]; [`Fill::D2l`] reproduces
+    /// d2l).
     pub fill: Fill,
     /// How the scores are computed (default [`AdditiveScoring::Fused`]).
     pub scoring: AdditiveScoring,
 }
 
-/// Additive attention over a batch of queries, exactly d2l's `AdditiveAttention`: queries
-/// and keys are projected to `num_hiddens` without biases, added, passed through `tanh`,
-/// and scored by a bias-free `Linear(num_hiddens, 1)`. Queries and keys may have different
-/// sizes. The scores are computed by one fused op by default, without d2l's `[B, Q, K, h]`
-/// tensor; `scoring: AdditiveScoring::Broadcast` computes them as d2l writes them.
+/// Additive attention over a batch of queries, exactly d2l's `AdditiveAttention`:
+/// queries and keys are projected to `num_hiddens` without biases, added, passed
+/// through `tanh`, and scored by a bias-free `Linear(num_hiddens, 1)`. Queries and
+/// keys may have different sizes. The scores are computed by one fused op by default,
+/// without d2l's `[B, Q, K, h]` tensor; `scoring: AdditiveScoring::Broadcast`
+/// computes them as d2l writes them.
 ///
 /// | argument | shape |
 /// |---|---|
@@ -95,8 +105,8 @@ pub struct AdditiveAttentionConfig {
 /// | output | `[B, Q, dv]` |
 /// | [`last_attention_weights`](AttentionWeights::last_attention_weights) | `[B, Q, K]` |
 ///
-/// Parameters (PyTorch layout, `[out, in]`, d2l's names): `W_q.weight: [h, query_size]`,
-/// `W_k.weight: [h, key_size]`, `w_v.weight: [1, h]`.
+/// Parameters (PyTorch layout, `[out, in]`, d2l's names): `W_q.weight: [h,
+/// query_size]`, `W_k.weight: [h, key_size]`, `w_v.weight: [1, h]`.
 ///
 /// A new module is in training mode (dropout on, as in PyTorch); call
 /// [`eval`](Module::eval) before measuring.
@@ -143,16 +153,18 @@ impl AdditiveAttention {
         )
     }
 
-    /// A module whose parameters are copies of the tensors in `state`, by the names listed
-    /// above; every problem is reported at once. Loading copies, as in PyTorch: the module
-    /// owns its parameters, and the state's tensors are never shared or changed. To copy
-    /// values into an existing module, use [`load_state_dict`](Module::load_state_dict).
+    /// A module whose parameters are copies of the tensors in `state`, by the names
+    /// listed above; every problem is reported at once. Loading copies, as in
+    /// PyTorch: the module owns its parameters, and the state's tensors are never
+    /// shared or changed. To copy values into an existing module, use
+    /// [`load_state_dict`](Module::load_state_dict).
     #[track_caller]
     pub fn from_state_dict(
         config: AdditiveAttentionConfig,
         state: &StateDict,
     ) -> Result<Self, LoadError> {
-        let (q, k, h) = Self::check_config("AdditiveAttention::from_state_dict", &config);
+        let (q, k, h) =
+            Self::check_config("AdditiveAttention::from_state_dict", &config);
         let mut reader = StateReader::new(state);
         let w_q = reader.linear("W_q", no_bias(q, h));
         let w_k = reader.linear("W_k", no_bias(k, h));
@@ -162,7 +174,10 @@ impl AdditiveAttention {
     }
 
     #[track_caller]
-    fn check_config(module: &str, c: &AdditiveAttentionConfig) -> (usize, usize, usize) {
+    fn check_config(
+        module: &str,
+        c: &AdditiveAttentionConfig,
+    ) -> (usize, usize, usize) {
         check::positive(module, "query_size", c.query_size);
         check::positive(module, "key_size", c.key_size);
         check::positive(module, "num_hiddens", c.num_hiddens);
@@ -171,7 +186,12 @@ impl AdditiveAttention {
         (c.query_size, c.key_size, c.num_hiddens)
     }
 
-    fn from_layers(w_q: Linear, w_k: Linear, w_v: Linear, config: AdditiveAttentionConfig) -> Self {
+    fn from_layers(
+        w_q: Linear,
+        w_k: Linear,
+        w_v: Linear,
+        config: AdditiveAttentionConfig,
+    ) -> Self {
         AdditiveAttention {
             w_q,
             w_k,
@@ -185,7 +205,13 @@ impl AdditiveAttention {
 
     /// Attends each query to the keys and returns the weighted sum of `values`.
     #[track_caller]
-    pub fn forward(&self, queries: &Tensor, keys: &Tensor, values: &Tensor, mask: &Mask) -> Tensor {
+    pub fn forward(
+        &self,
+        queries: &Tensor,
+        keys: &Tensor,
+        values: &Tensor,
+        mask: &Mask,
+    ) -> Tensor {
         let expected = check::Expected {
             query_rank: 3,
             query_size: self.w_q.in_features(),
@@ -199,7 +225,8 @@ impl AdditiveAttention {
             &self.w_v.weight().squeeze(0),
             self.scoring,
         );
-        let weights = masked_softmax_in("AdditiveAttention", &scores, mask, self.fill);
+        let weights =
+            masked_softmax_in("AdditiveAttention", &scores, mask, self.fill);
         self.weights.store(&weights);
         self.dropout.forward(&weights).bmm(values)
     }

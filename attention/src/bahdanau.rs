@@ -2,7 +2,9 @@
 //! value projection after pooling: the form used by a seq2seq decoder (the first article).
 
 use engine::Tensor;
-use engine::nn::{Linear, LoadError, Module, StateDict, StateReader, parameter, prefixed};
+use engine::nn::{
+    Linear, LoadError, Module, StateDict, StateReader, parameter, prefixed,
+};
 
 use crate::additive::{AdditiveScoring, additive_scores, projection};
 use crate::check;
@@ -173,8 +175,10 @@ impl BahdanauAttention {
         } else {
             ["W_q", "W_k", "v", "W_o"]
         };
-        let w_q = reader.linear(&format!("{prefix}{}", names[0]), projection(q, h, true));
-        let w_k = reader.linear(&format!("{prefix}{}", names[1]), projection(k, h, true));
+        let w_q =
+            reader.linear(&format!("{prefix}{}", names[0]), projection(q, h, true));
+        let w_k =
+            reader.linear(&format!("{prefix}{}", names[1]), projection(k, h, true));
         let score_name = format!("{prefix}{}", names[2]);
         // The article's `v` is a Linear(h, 1) weight, [1, h]: the same numbers as a row.
         let score = if names[2] == "v.weight" {
@@ -182,12 +186,16 @@ impl BahdanauAttention {
         } else {
             reader.tensor(&score_name, &[h])
         };
-        let w_o = reader.linear(&format!("{prefix}{}", names[3]), projection(v, v, true));
+        let w_o =
+            reader.linear(&format!("{prefix}{}", names[3]), projection(v, v, true));
         Self::from_layers(w_q, w_k, score, w_o, c)
     }
 
     #[track_caller]
-    pub(crate) fn check_config(module: &str, c: &BahdanauAttentionConfig) -> [usize; 4] {
+    pub(crate) fn check_config(
+        module: &str,
+        c: &BahdanauAttentionConfig,
+    ) -> [usize; 4] {
         check::positive(module, "query_size", c.query_size);
         check::positive(module, "key_size", c.key_size);
         check::positive(module, "value_size", c.value_size);
@@ -274,7 +282,12 @@ impl BahdanauAttention {
             "{module}: a causal mask has no meaning for one query per example; hint: pass Mask::key_padding ([B, K]) or Mask::valid_lens ([B])"
         );
         let q = self.w_q.forward(query).unsqueeze(1);
-        let scores = additive_scores(&q, &self.w_k.forward(keys), &self.v, self.config.scoring);
+        let scores = additive_scores(
+            &q,
+            &self.w_k.forward(keys),
+            &self.v,
+            self.config.scoring,
+        );
         let weights = masked_softmax_in(module, &scores, mask, self.config.fill);
         let pooled = weights.bmm(values).squeeze(1);
         let weights = weights.squeeze(1);

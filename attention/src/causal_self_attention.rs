@@ -2,7 +2,8 @@
 
 use engine::Tensor;
 use engine::nn::{
-    Dropout, DropoutConfig, Linear, LoadError, Module, StateDict, StateReader, prefixed,
+    Dropout, DropoutConfig, Linear, LoadError, Module, StateDict, StateReader,
+    prefixed,
 };
 
 use crate::additive::projection;
@@ -212,10 +213,17 @@ impl CausalSelfAttention {
     }
 
     #[track_caller]
-    fn extend(&self, call: &str, x: &Tensor, cache: &mut KvCache, mask: &Mask) -> Tensor {
+    fn extend(
+        &self,
+        call: &str,
+        x: &Tensor,
+        cache: &mut KvCache,
+        mask: &Mask,
+    ) -> Tensor {
         self.check_input(call, x);
         let recording = engine::grad_mode::is_enabled()
-            && (x.requires_grad() || self.parameters().iter().any(Tensor::requires_grad));
+            && (x.requires_grad()
+                || self.parameters().iter().any(Tensor::requires_grad));
         assert!(
             !recording,
             "CausalSelfAttention::{call}: gradients are being recorded, but a KvCache stores plain values, so no gradient would reach W_k, W_v or the earlier tokens through it\n  hint: decoding is inference: run it inside engine::no_grad(|| ...); to train, use forward(), which computes the same numbers with gradients"
@@ -238,7 +246,13 @@ impl CausalSelfAttention {
     /// The queries are the last tokens of the keys: causal order aligned to the last key,
     /// combined with the caller's mask.
     #[track_caller]
-    fn attend(&self, module: &str, q: &Tensor, kv: KeysValues, mask: &Mask) -> Tensor {
+    fn attend(
+        &self,
+        module: &str,
+        q: &Tensor,
+        kv: KeysValues,
+        mask: &Mask,
+    ) -> Tensor {
         let (b, t) = (q.size(0), q.size(2));
         let keys = match kv {
             KeysValues::Tensors(k, _) => k.size(2),
@@ -255,10 +269,17 @@ impl CausalSelfAttention {
             Mask::causal() & mask.with_head_axis()
         };
         let weights = match kv {
-            KeysValues::Tensors(k, v) => attention_weights(module, q, k, v, &mask, self.fill, None),
+            KeysValues::Tensors(k, v) => {
+                attention_weights(module, q, k, v, &mask, self.fill, None)
+            }
             KeysValues::Cache(cache) => {
                 let scale = 1.0 / (q.size(-1) as f32).sqrt();
-                masked_softmax_in(module, &(cache.scores(q) * scale), &mask, self.fill)
+                masked_softmax_in(
+                    module,
+                    &(cache.scores(q) * scale),
+                    &mask,
+                    self.fill,
+                )
             }
         };
         self.weights.store(&weights);

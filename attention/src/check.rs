@@ -29,7 +29,14 @@ pub(crate) fn rank(module: &str, arg: &str, t: &Tensor, rank: usize, layout: &st
 
 /// Checks that dimension `dim` of `t` has size `size`.
 #[track_caller]
-pub(crate) fn size(module: &str, arg: &str, t: &Tensor, dim: usize, size: usize, what: &str) {
+pub(crate) fn size(
+    module: &str,
+    arg: &str,
+    t: &Tensor,
+    dim: usize,
+    size: usize,
+    what: &str,
+) {
     assert!(
         t.shape()[dim] == size,
         "{module}: {arg} {:?} has {} at dimension {dim} but {what} is {size}",

@@ -285,7 +285,13 @@ impl DotProductAttention {
 
     /// Attends `queries` to `keys`, returning the weighted sum of `values`.
     #[track_caller]
-    pub fn forward(&self, queries: &Tensor, keys: &Tensor, values: &Tensor, mask: &Mask) -> Tensor {
+    pub fn forward(
+        &self,
+        queries: &Tensor,
+        keys: &Tensor,
+        values: &Tensor,
+        mask: &Mask,
+    ) -> Tensor {
         let weights = attention_weights(
             "DotProductAttention",
             queries,

@@ -108,13 +108,15 @@ impl KvCache {
     #[track_caller]
     pub fn append(&mut self, keys: &Tensor, values: &Tensor) {
         assert!(
-            keys.rank() == 4 && values.rank() == 4 && keys.shape()[..3] == values.shape()[..3],
+            keys.rank() == 4
+                && values.rank() == 4
+                && keys.shape()[..3] == values.shape()[..3],
             "KvCache::append: keys and values must be [B, H, T, d] with the same B, H and T, found {:?} and {:?}",
             keys.shape(),
             values.shape()
         );
-        let recording =
-            engine::grad_mode::is_enabled() && (keys.requires_grad() || values.requires_grad());
+        let recording = engine::grad_mode::is_enabled()
+            && (keys.requires_grad() || values.requires_grad());
         assert!(
             !recording,
             "KvCache::append: the keys or values require a gradient, but the cache stores plain values, so that gradient would be lost\n  hint: decoding is inference: run it inside engine::no_grad(|| ...)"
@@ -130,8 +132,9 @@ impl KvCache {
                 // After a reset the allocation is reused: it holds this many tokens of the
                 // new layout (and nothing stored needs to move, since len is 0).
                 let [_, _, dk, dv] = layout;
-                let fits =
-                    |buffer: &[f32], d: usize| buffer.len().checked_div(b * h * d).unwrap_or(0);
+                let fits = |buffer: &[f32], d: usize| {
+                    buffer.len().checked_div(b * h * d).unwrap_or(0)
+                };
                 self.layout = Some(layout);
                 self.capacity = fits(&self.keys, dk).min(fits(&self.values, dv));
             }
@@ -171,7 +174,12 @@ impl KvCache {
 
     /// [`append`](KvCache::append) for keys and values on a GPU.
     #[track_caller]
-    fn append_on_device(&mut self, keys: &Tensor, values: &Tensor, layout: [usize; 4]) {
+    fn append_on_device(
+        &mut self,
+        keys: &Tensor,
+        values: &Tensor,
+        layout: [usize; 4],
+    ) {
         assert!(
             self.on_device.is_some() || self.len == 0,
             "KvCache::append: the cache holds {} tokens in host memory, and these keys live on {}\n  hint: reset() the cache between sequences, or move the keys and values to the device of the ones before",
@@ -273,7 +281,11 @@ impl KvCache {
             let rows = weights.chunks_exact(self.len).zip(out.chunks_exact_mut(dv));
             for (row, (weights, out)) in rows.enumerate() {
                 let start = row / t * self.capacity * dv;
-                weighted_sum(weights, &self.values[start..start + self.len * dv], out);
+                weighted_sum(
+                    weights,
+                    &self.values[start..start + self.len * dv],
+                    out,
+                );
             }
         }
         Tensor::from_vec(out, [b, h, t, dv])
@@ -282,8 +294,9 @@ impl KvCache {
     /// `[B, H, dk, dv]`, or a panic naming `call` when nothing is stored.
     #[track_caller]
     fn layout_for(&self, call: &str) -> [usize; 4] {
-        self.layout
-            .unwrap_or_else(|| panic!("KvCache::{call}: the cache is empty; append tokens first"))
+        self.layout.unwrap_or_else(|| {
+            panic!("KvCache::{call}: the cache is empty; append tokens first")
+        })
     }
 
     #[track_caller]
@@ -333,7 +346,8 @@ impl KvCache {
                 [b, h, dk, dv]
             )
         });
-        self.keys = relayout(&self.keys, b * h, self.capacity, new_capacity, self.len, dk);
+        self.keys =
+            relayout(&self.keys, b * h, self.capacity, new_capacity, self.len, dk);
         self.values = relayout(
             &self.values,
             b * h,
@@ -525,7 +539,8 @@ mod tests {
     }
 
     #[test]
-    fn values_weighted_in_place_equal_the_product_with_the_copied_values_bit_for_bit() {
+    fn values_weighted_in_place_equal_the_product_with_the_copied_values_bit_for_bit()
+    {
         // 9 stored tokens: two groups of four and one left over.
         for len in [1, 4, 9] {
             let cache = used_cache(len);
@@ -546,7 +561,11 @@ mod tests {
     /// running sums (row `j` into sum `j % S`, a last incomplete group into sum 0), added
     /// in order at the end, with `S` = 1, 2, 4 for the blocks of 32, 16, 8 columns taken
     /// from the left, and 4 for each column after them.
-    fn weighted_sum_by_definition(weights: &[f32], rows: &[f32], d: usize) -> Vec<f32> {
+    fn weighted_sum_by_definition(
+        weights: &[f32],
+        rows: &[f32],
+        d: usize,
+    ) -> Vec<f32> {
         let mut sets = Vec::new();
         while sets.len() < d {
             let (width, s) = match d - sets.len() {
@@ -614,7 +633,8 @@ mod tests {
         let mut cache = KvCache::new(3);
         for _ in 0..7 {
             // 60 features of values: the blocks of 32, 16 and 8 columns, and 4 more.
-            cache.append(&Tensor::randn([1, 2, 5, 24]), &Tensor::randn([1, 2, 5, 60]));
+            cache
+                .append(&Tensor::randn([1, 2, 5, 24]), &Tensor::randn([1, 2, 5, 60]));
         }
         let queries = Tensor::randn([1, 2, 1, 24]);
         let weights = Tensor::randn([1, 2, 3, 35]).softmax(-1);
@@ -650,7 +670,9 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "KvCache::scores: the cache is empty; append tokens first")]
+    #[should_panic(
+        expected = "KvCache::scores: the cache is empty; append tokens first"
+    )]
     fn an_empty_cache_has_no_scores() {
         KvCache::new(4).scores(&Tensor::zeros([1, 1, 1, 4]));
     }

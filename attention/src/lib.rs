@@ -87,12 +87,14 @@ pub use additive::{AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring};
 pub use bahdanau::{BahdanauAttention, BahdanauAttentionConfig};
 pub use causal_self_attention::{CausalSelfAttention, CausalSelfAttentionConfig};
 pub use dot_product::{
-    DotProductAttention, DotProductAttentionConfig, SdpaOptions, scaled_dot_product_attention,
-    scaled_dot_product_attention_with,
+    DotProductAttention, DotProductAttentionConfig, SdpaOptions,
+    scaled_dot_product_attention, scaled_dot_product_attention_with,
 };
 pub use kv_cache::KvCache;
 pub use mask::Mask;
 pub use masked_softmax::{D2L_FILL, Fill, masked_softmax};
 pub use multi_head::{MultiHeadAttention, MultiHeadAttentionConfig};
-pub use multi_head_additive::{MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig};
+pub use multi_head_additive::{
+    MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig,
+};
 pub use weights::AttentionWeights;

@@ -255,7 +255,9 @@ fn part_keep(module: &str, part: &Part, scores: &[usize]) -> Tensor {
     let (q, k) = (scores[rank - 2], scores[rank - 1]);
     match part {
         Part::ValidLens(lens) => valid_lens_keep(module, lens, scores),
-        Part::KeyPadding { pad, ignore } => key_padding_keep(module, pad, *ignore, scores),
+        Part::KeyPadding { pad, ignore } => {
+            key_padding_keep(module, pad, *ignore, scores)
+        }
         Part::Keep(mask) => {
             let fits = mask.rank() == rank
                 && mask
@@ -309,7 +311,12 @@ fn batch_dim(module: &str, what: &str, scores: &[usize]) -> usize {
 }
 
 #[track_caller]
-fn key_padding_keep(module: &str, pad: &Tensor, ignore: bool, scores: &[usize]) -> Tensor {
+fn key_padding_keep(
+    module: &str,
+    pad: &Tensor,
+    ignore: bool,
+    scores: &[usize],
+) -> Tensor {
     let rank = scores.len();
     let batch = batch_dim(module, "key-padding masks", scores);
     let k = scores[rank - 1];

@@ -77,7 +77,12 @@ pub fn masked_softmax(scores: &Tensor, mask: &Mask, fill: Fill) -> Tensor {
 
 /// [`masked_softmax`] with errors reported under the name of the calling module.
 #[track_caller]
-pub(crate) fn masked_softmax_in(module: &str, scores: &Tensor, mask: &Mask, fill: Fill) -> Tensor {
+pub(crate) fn masked_softmax_in(
+    module: &str,
+    scores: &Tensor,
+    mask: &Mask,
+    fill: Fill,
+) -> Tensor {
     crate::check::fill(module, fill);
     let Some(keep) = mask.keep_for(module, scores.shape()) else {
         return scores.softmax(-1);

@@ -60,7 +60,8 @@ pub struct MultiHeadAttentionConfig {
 impl MultiHeadAttentionConfig {
     /// `[query_size, key_size, value_size]`, each defaulting to `num_hiddens`.
     fn input_sizes(&self) -> [usize; 3] {
-        [self.query_size, self.key_size, self.value_size].map(|s| s.unwrap_or(self.num_hiddens))
+        [self.query_size, self.key_size, self.value_size]
+            .map(|s| s.unwrap_or(self.num_hiddens))
     }
 }
 
@@ -171,7 +172,10 @@ impl MultiHeadAttention {
 
     /// The four projections from a state in d2l's layout, or in PyTorch's when the state
     /// holds any of its names; `c` has been checked.
-    fn read(reader: &mut StateReader<'_>, c: &MultiHeadAttentionConfig) -> [Linear; 4] {
+    fn read(
+        reader: &mut StateReader<'_>,
+        c: &MultiHeadAttentionConfig,
+    ) -> [Linear; 4] {
         let [q, k, v] = c.input_sizes();
         let (h, bias) = (c.num_hiddens, c.bias);
         if !holds_any(reader, "", &TORCH_NAMES) {
@@ -200,8 +204,9 @@ impl MultiHeadAttention {
             [0, 1, 2].map(|i| stacked.narrow(0, i * h, h))
         });
         let out = reader.linear("out_proj", projection(h, h, bias));
-        let [w_q, w_k, w_v] =
-            [0, 1, 2].map(|i| Linear::from_weights(&weights[i], biases.as_ref().map(|b| &b[i])));
+        let [w_q, w_k, w_v] = [0, 1, 2].map(|i| {
+            Linear::from_weights(&weights[i], biases.as_ref().map(|b| &b[i]))
+        });
         [w_q, w_k, w_v, out]
     }
 
@@ -209,7 +214,8 @@ impl MultiHeadAttention {
     fn check_config(module: &str, c: &MultiHeadAttentionConfig) -> [usize; 3] {
         check::heads_divide(module, "num_hiddens", c.num_hiddens, c.num_heads);
         let sizes = c.input_sizes();
-        for (name, size) in ["query_size", "key_size", "value_size"].iter().zip(sizes) {
+        for (name, size) in ["query_size", "key_size", "value_size"].iter().zip(sizes)
+        {
             check::positive(module, name, size);
         }
         check::probability(module, "dropout", c.dropout);
@@ -272,7 +278,13 @@ impl MultiHeadAttention {
 
     /// Attends every query to the keys in every head.
     #[track_caller]
-    pub fn forward(&self, queries: &Tensor, keys: &Tensor, values: &Tensor, mask: &Mask) -> Tensor {
+    pub fn forward(
+        &self,
+        queries: &Tensor,
+        keys: &Tensor,
+        values: &Tensor,
+        mask: &Mask,
+    ) -> Tensor {
         let module = "MultiHeadAttention";
         let expected = check::Expected {
             query_rank: 3,
@@ -290,9 +302,12 @@ impl MultiHeadAttention {
         let q = self.transpose_qkv(&self.w_q.forward(queries));
         let k = self.transpose_qkv(&self.w_k.forward(keys));
         let v = self.transpose_qkv(&self.w_v.forward(values));
-        let output =
-            self.attention
-                .forward(&q, &k, &v, &mask.repeat_for_heads(self.config.num_heads));
+        let output = self.attention.forward(
+            &q,
+            &k,
+            &v,
+            &mask.repeat_for_heads(self.config.num_heads),
+        );
         self.w_o.forward(&self.transpose_output(&output))
     }
 }

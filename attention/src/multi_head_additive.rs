@@ -114,7 +114,10 @@ impl MultiHeadAdditiveAttention {
     }
 
     /// Reads every head (each in either layout) and `W_o` from checked settings.
-    fn read(reader: &mut StateReader<'_>, config: MultiHeadAdditiveAttentionConfig) -> Self {
+    fn read(
+        reader: &mut StateReader<'_>,
+        config: MultiHeadAdditiveAttentionConfig,
+    ) -> Self {
         let head = Self::head_config(&config);
         let heads = (0..config.num_heads)
             .map(|i| BahdanauAttention::read(reader, &format!("heads.{i}."), head))
@@ -131,7 +134,10 @@ impl MultiHeadAdditiveAttention {
 
     /// Checks the settings and returns those of one head.
     #[track_caller]
-    fn check_config(module: &str, c: &MultiHeadAdditiveAttentionConfig) -> BahdanauAttentionConfig {
+    fn check_config(
+        module: &str,
+        c: &MultiHeadAdditiveAttentionConfig,
+    ) -> BahdanauAttentionConfig {
         check::heads_divide(module, "num_hiddens", c.num_hiddens, c.num_heads);
         let head = Self::head_config(c);
         BahdanauAttention::check_config(module, &head);

@@ -12,10 +12,10 @@
 
 pub use crate::{
     AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring, AttentionWeights,
-    BahdanauAttention, BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig,
-    DotProductAttention, DotProductAttentionConfig, Fill, KvCache, Mask,
-    MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig, MultiHeadAttention,
-    MultiHeadAttentionConfig, SdpaOptions, masked_softmax, scaled_dot_product_attention,
-    scaled_dot_product_attention_with,
+    BahdanauAttention, BahdanauAttentionConfig, CausalSelfAttention,
+    CausalSelfAttentionConfig, DotProductAttention, DotProductAttentionConfig, Fill,
+    KvCache, Mask, MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig,
+    MultiHeadAttention, MultiHeadAttentionConfig, SdpaOptions, masked_softmax,
+    scaled_dot_product_attention, scaled_dot_product_attention_with,
 };
 pub use engine::prelude::*;

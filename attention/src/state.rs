@@ -6,7 +6,11 @@ use engine::nn::{LoadError, Module, StateDict, StateReader};
 
 /// True when `reader`'s state holds any of `names`, each after `prefix`: the state is in
 /// the layout those names belong to.
-pub(crate) fn holds_any(reader: &StateReader<'_>, prefix: &str, names: &[&str]) -> bool {
+pub(crate) fn holds_any(
+    reader: &StateReader<'_>,
+    prefix: &str,
+    names: &[&str],
+) -> bool {
     names
         .iter()
         .any(|n| reader.contains(&format!("{prefix}{n}")))

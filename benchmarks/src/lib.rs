@@ -152,7 +152,8 @@ impl Case {
             }
         }
         for kv_cache in [true, false] {
-            cases.extend(DECODE_BATCHES.map(|batch| Case::Decode { batch, kv_cache }));
+            cases
+                .extend(DECODE_BATCHES.map(|batch| Case::Decode { batch, kv_cache }));
         }
         cases
     }
@@ -186,7 +187,9 @@ impl Case {
             Case::Sdpa { len, pass } => copies(pass, 2, 8) * b * len * len,
             Case::MultiHead { len, pass } => copies(pass, 2, 8) * b * h * len * len,
             Case::Additive { len, pass } => copies(pass, 2, 8) * b * len * len,
-            Case::AdditiveBroadcast { len, pass } => copies(pass, 2, 5) * b * len * len * d,
+            Case::AdditiveBroadcast { len, pass } => {
+                copies(pass, 2, 5) * b * len * len * d
+            }
             Case::Decode { batch, kv_cache } if kv_cache => 3 * batch * t * d,
             Case::Decode { batch, .. } => 6 * batch * h * t * t,
         };
@@ -220,9 +223,11 @@ impl Case {
                 );
                 Box::new(move || drop(no_grad(|| a.matmul(&b))))
             }
-            Case::Sdpa { len, pass } => attention_case(&dev, pass, Vec::new(), len, |q, k, v| {
-                scaled_dot_product_attention(q, k, v, &Mask::none()).0
-            }),
+            Case::Sdpa { len, pass } => {
+                attention_case(&dev, pass, Vec::new(), len, |q, k, v| {
+                    scaled_dot_product_attention(q, k, v, &Mask::none()).0
+                })
+            }
             Case::MultiHead { len, pass } => {
                 let mut module = MultiHeadAttention::new(MultiHeadAttentionConfig {
                     num_hiddens: NUM_HIDDENS,
@@ -231,11 +236,17 @@ impl Case {
                 });
                 module.eval();
                 module.to_device(&dev);
-                attention_case(&dev, pass, module.parameters(), len, move |q, k, v| {
-                    module.forward(q, k, v, &Mask::none())
-                })
+                attention_case(
+                    &dev,
+                    pass,
+                    module.parameters(),
+                    len,
+                    move |q, k, v| module.forward(q, k, v, &Mask::none()),
+                )
             }
-            Case::Additive { len, pass } => additive_case(&dev, len, pass, AdditiveScoring::Fused),
+            Case::Additive { len, pass } => {
+                additive_case(&dev, len, pass, AdditiveScoring::Fused)
+            }
             Case::AdditiveBroadcast { len, pass } => {
                 additive_case(&dev, len, pass, AdditiveScoring::Broadcast)
             }

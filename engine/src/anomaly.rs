@@ -83,7 +83,8 @@ fn first_bad(values: &[f32]) -> Option<(usize, f32)> {
 }
 
 fn shapes(inputs: &[&Tensor]) -> String {
-    let list: Vec<String> = inputs.iter().map(|t| format!("{:?}", t.shape())).collect();
+    let list: Vec<String> =
+        inputs.iter().map(|t| format!("{:?}", t.shape())).collect();
     list.join(", ")
 }
 
@@ -95,7 +96,8 @@ pub(crate) fn in_derivative<R>(
     called_at: &'static Location<'static>,
     f: impl FnOnce() -> R,
 ) -> R {
-    let previous = DERIVATIVE.with(|d| d.borrow_mut().replace((node.clone(), called_at)));
+    let previous =
+        DERIVATIVE.with(|d| d.borrow_mut().replace((node.clone(), called_at)));
     let _restore = DerivativeGuard(previous);
     f()
 }

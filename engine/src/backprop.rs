@@ -1,20 +1,21 @@
 //! Reverse-mode differentiation: `backward()` and the derivative of every op.
 //!
-//! `backward` visits the graph in reverse creation order (a tensor's inputs are always
-//! older than the tensor, so this is a topological order and no recursion is needed),
-//! hands each op the gradient of its output, and collects the gradients of its inputs.
-//! Leaves that asked for a gradient accumulate it in `grad()`.
+//! `backward` visits the graph in reverse creation order (a tensor's inputs are
+//! always older than the tensor, so this is a topological order and no recursion is
+//! needed), hands each op the gradient of its output, and collects the gradients of
+//! its inputs. Leaves that asked for a gradient accumulate it in `grad()`.
 //!
-//! Derivatives are written with tensor ops, under [`no_grad`](crate::no_grad), so any backend
-//! that implements the forward ops gets autograd too. Three use a kernel of their own, for
-//! speed and memory, each tested against the composed formula: softmax's gradient over the
-//! last dimension (`softmax_backward`), the right operand of a product (`t_matmul`, `Aᵀ·g`
-//! read in place), and the fused additive scores (`additive_scores_grads`).
+//! Derivatives are written with tensor ops, under [`no_grad`](crate::no_grad), so any
+//! backend that implements the forward ops gets autograd too. Three use a kernel of
+//! their own, for speed and memory, each tested against the composed formula:
+//! softmax's gradient over the last dimension (`softmax_backward`), the right operand
+//! of a product (`t_matmul`, `Aᵀ·g` read in place), and the fused additive scores
+//! (`additive_scores_grads`).
 //!
-//! Calling `backward` twice on the same graph is allowed and well defined: the graph is kept,
-//! intermediate gradients start from zero on every call, and each call *adds* its gradient
-//! to the leaves (PyTorch's behaviour with `retain_graph=True`). Call `zero_grad` between
-//! steps, as an optimizer loop does.
+//! Calling `backward` twice on the same graph is allowed and well defined: the graph
+//! is kept, intermediate gradients start from zero on every call, and each call
+//! *adds* its gradient to the leaves (PyTorch's behaviour with `retain_graph=True`).
+//! Call `zero_grad` between steps, as an optimizer loop does.
 
 use std::collections::HashMap;
 
@@ -26,15 +27,16 @@ use crate::ops::elementwise_fn::{BinaryFn, UnaryFn};
 use crate::tensor::Tensor;
 
 impl Tensor {
-    /// Computes the gradient of this scalar with respect to every leaf that requires one,
-    /// adding it to the leaf's [`grad`](Tensor::grad). Starts from an upstream gradient of 1.
+    /// Computes the gradient of this scalar with respect to every leaf that requires
+    /// one, adding it to the leaf's [`grad`](Tensor::grad). Starts from an upstream
+    /// gradient of 1.
     ///
-    /// Gradients *accumulate*: a leaf used twice receives both contributions, and so does a
-    /// leaf across two calls. Calling `backward` again on the same graph is allowed (the
-    /// graph is kept for as long as the tensor lives): intermediate gradients start from
-    /// zero on every call, and each call adds its full gradient to the leaves once more, as
-    /// PyTorch does with `retain_graph=True`. Call [`zero_grad`](Tensor::zero_grad) (or an
-    /// optimizer's) between training steps.
+    /// Gradients *accumulate*: a leaf used twice receives both contributions, and so
+    /// does a leaf across two calls. Calling `backward` again on the same graph is
+    /// allowed (the graph is kept for as long as the tensor lives): intermediate
+    /// gradients start from zero on every call, and each call adds its full gradient
+    /// to the leaves once more, as PyTorch does with `retain_graph=True`. Call
+    /// [`zero_grad`](Tensor::zero_grad) (or an optimizer's) between training steps.
     ///
     /// ```
     /// use engine::Tensor;
@@ -55,8 +57,9 @@ impl Tensor {
         self.backward_with(&self.ones_like());
     }
 
-    /// Like [`backward`](Tensor::backward), starting from the given upstream gradient (the
-    /// gradient of some scalar with respect to `self`), which must have `self`'s shape.
+    /// Like [`backward`](Tensor::backward), starting from the given upstream gradient
+    /// (the gradient of some scalar with respect to `self`), which must have `self`'s
+    /// shape.
     #[track_caller]
     pub fn backward_with(&self, upstream: &Tensor) {
         check::ensure(upstream.shape() == self.shape(), "backward_with", || {
@@ -69,7 +72,8 @@ impl Tensor {
         check::ensure(self.requires_grad(), "backward", || {
             "this tensor does not require a gradient: no input was marked with requires_grad_(), or it was computed under no_grad".into()
         });
-        // Not `no_grad(|| …)`: a closure would hide the caller's line from anomaly mode.
+        // Not `no_grad(|| …)`: a closure would hide the caller's line from anomaly
+        // mode.
         let _recording_off = grad_mode::no_grad_guard();
         run_backward(self, upstream.detach());
     }
@@ -111,9 +115,9 @@ fn run_backward(root: &Tensor, upstream: Tensor) {
             continue;
         };
         if node.keeps_grad() {
-            // Each kept gradient gets a handle of its own: both inputs of an `add` receive
-            // the very same gradient tensor, which must not stay shared between two
-            // parameters.
+            // Each kept gradient gets a handle of its own: both inputs of an `add`
+            // receive the very same gradient tensor, which must not stay shared
+            // between two parameters.
             let mut slot = node.0.grad.lock().expect("grad lock poisoned");
             *slot = Some(match slot.take() {
                 Some(old) => &old + &grad,
@@ -124,14 +128,21 @@ fn run_backward(root: &Tensor, upstream: Tensor) {
             continue;
         };
         let inputs = op.inputs();
-        let computed = anomaly::in_derivative(&node, called_at, || input_grads(op, &node, &grad));
+        let computed = anomaly::in_derivative(&node, called_at, || {
+            input_grads(op, &node, &grad)
+        });
         for (i, input_grad) in computed.into_iter().enumerate() {
             let Some(g) = input_grad else {
                 continue;
             };
             anomaly::check_backward(op, i, &g);
             let input = inputs[i];
-            debug_assert_eq!(g.shape(), input.shape(), "gradient shape of {}", op.name());
+            debug_assert_eq!(
+                g.shape(),
+                input.shape(),
+                "gradient shape of {}",
+                op.name()
+            );
             // A CPU scalar used with a GPU tensor gets its gradient back on the CPU.
             let g = g.to(&input.device());
             let total = match grads.remove(&input.0.id) {
@@ -178,7 +189,8 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
     let wants = |t: &Tensor| t.requires_grad();
     let one = |x: &Tensor, f: &dyn Fn() -> Tensor| vec![wants(x).then(f)];
     match op {
-        // d(a+b) = da + db; broadcasting in the forward means summing in the backward.
+        // d(a+b) = da + db; broadcasting in the forward means summing in the
+        // backward.
         Op::Add(a, b) => vec![
             wants(a).then(|| sum_to(g, a.shape())),
             wants(b).then(|| sum_to(g, b.shape())),
@@ -221,13 +233,15 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
         // d|x| = sign(x) dx, taking 0 at x = 0 as PyTorch does.
         Op::Abs(x) => one(x, &|| g * x.unary(UnaryFn::Sign, None)),
         // The gradient passes where min ≤ x ≤ max (bounds included, as in PyTorch).
-        Op::Clamp { x, min, max } => one(x, &|| g * x.unary(UnaryFn::ClampGrad(*min, *max), None)),
-        // The gradient goes to the larger (smaller) operand; a tie gives each half, as in
-        // PyTorch.
+        Op::Clamp { x, min, max } => {
+            one(x, &|| g * x.unary(UnaryFn::ClampGrad(*min, *max), None))
+        }
+        // The gradient goes to the larger (smaller) operand; a tie gives each half,
+        // as in PyTorch.
         Op::Maximum(a, b) => extremum_grads(a, b, g, BinaryFn::Gt),
         Op::Minimum(a, b) => extremum_grads(a, b, g, BinaryFn::Lt),
-        // d xᵖ = p xᵖ⁻¹ dx
-        // (p = 0 is a constant: its derivative is 0 even at x = 0, where p·x⁻¹ is 0·∞.)
+        // d xᵖ = p xᵖ⁻¹ dx (p = 0 is a constant: its derivative is 0 even at x = 0,
+        // where p·x⁻¹ is 0·∞.)
         Op::Powf(x, p) => one(x, &|| {
             if *p == 0.0 {
                 g.zeros_like()
@@ -236,13 +250,16 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
             }
         }),
         // Every summed element receives the gradient of its sum.
-        Op::Sum { x, dims, keepdim } => one(x, &|| unreduce(g, x.shape(), dims, *keepdim)),
-        // The gradient goes to the maximal (minimal) elements, shared equally between ties.
+        Op::Sum { x, dims, keepdim } => {
+            one(x, &|| unreduce(g, x.shape(), dims, *keepdim))
+        }
+        // The gradient goes to the maximal (minimal) elements, shared equally between
+        // ties.
         Op::Max { x, dim, keepdim } | Op::Min { x, dim, keepdim } => {
             one(x, &|| to_extremes(x, out, g, *dim, *keepdim))
         }
-        // The gradient of a running sum: each input reaches every later output, so its
-        // gradient is the running sum of g taken from the end.
+        // The gradient of a running sum: each input reaches every later output, so
+        // its gradient is the running sum of g taken from the end.
         Op::Cumsum { x, dim } => one(x, &|| g.cumsum_reversed(*dim)),
         // ANCHOR: input_grads_matmul
         // With s = softmax(x): dx = s ⊙ (g − Σ g ⊙ s), fused over the last dimension.
@@ -261,8 +278,8 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
             wants(a).then(|| sum_to(&g.matmul(b), a.shape())),
             wants(b).then(|| sum_to(&g.t_matmul(a), b.shape())),
         ],
-        // s = Σₕ w tanh(q + k): with t = tanh(q + k), dq = dk = Σ g w (1 − t²), dw = Σ g t,
-        // computed by one kernel that recomputes t rather than storing it.
+        // s = Σₕ w tanh(q + k): with t = tanh(q + k), dq = dk = Σ g w (1 − t²), dw =
+        // Σ g t, computed by one kernel that recomputes t rather than storing it.
         Op::AdditiveScores { queries, keys, w } => {
             let [dq, dk, dw] = queries.additive_scores_grads(keys, w, g);
             vec![
@@ -293,7 +310,8 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
                 })
                 .collect()
         }
-        // The gradient of the kept stretch, padded with zeros where nothing was taken.
+        // The gradient of the kept stretch, padded with zeros where nothing was
+        // taken.
         Op::Narrow { x, dim, start } => one(x, &|| {
             let mut before = x.shape().to_vec();
             before[*dim] = *start;
@@ -308,8 +326,11 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
                 *dim,
             )
         }),
-        // Scatter-add: each read offset receives the gradient of every output read there.
-        Op::Gather { x, offsets } => one(x, &|| g.scatter_add_offsets(offsets, x.shape())),
+        // Scatter-add: each read offset receives the gradient of every output read
+        // there.
+        Op::Gather { x, offsets } => {
+            one(x, &|| g.scatter_add_offsets(offsets, x.shape()))
+        }
         // Scatter-add: a row selected k times receives k gradients.
         Op::IndexSelect { x, dim, index } => {
             one(x, &|| g.index_add_rows(*dim, index, x.shape()[*dim]))
@@ -326,9 +347,15 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
     }
 }
 
-/// The gradient of `max` or `min` (over `dim`, or everything): `g` goes to the elements
-/// equal to the result `out`, shared equally between ties.
-fn to_extremes(x: &Tensor, out: &Tensor, g: &Tensor, dim: Option<usize>, keepdim: bool) -> Tensor {
+/// The gradient of `max` or `min` (over `dim`, or everything): `g` goes to the
+/// elements equal to the result `out`, shared equally between ties.
+fn to_extremes(
+    x: &Tensor,
+    out: &Tensor,
+    g: &Tensor,
+    dim: Option<usize>,
+    keepdim: bool,
+) -> Tensor {
     let dims: Vec<usize> = match dim {
         Some(d) => vec![d],
         None => (0..x.rank()).collect(),
@@ -338,11 +365,18 @@ fn to_extremes(x: &Tensor, out: &Tensor, g: &Tensor, dim: Option<usize>, keepdim
     unreduce(g, x.shape(), &dims, keepdim) * hits / count
 }
 
-/// The gradients of `maximum` (`wins` = `Gt`) or `minimum` (`wins` = `Lt`) of `a` and `b`:
-/// each element of `g` goes to the operand that won, or half to each on a tie.
-fn extremum_grads(a: &Tensor, b: &Tensor, g: &Tensor, wins: BinaryFn) -> Vec<Option<Tensor>> {
+/// The gradients of `maximum` (`wins` = `Gt`) or `minimum` (`wins` = `Lt`) of `a` and
+/// `b`: each element of `g` goes to the operand that won, or half to each on a tie.
+fn extremum_grads(
+    a: &Tensor,
+    b: &Tensor,
+    g: &Tensor,
+    wins: BinaryFn,
+) -> Vec<Option<Tensor>> {
     let half_on_ties = a.eq_mask(b) * 0.5;
-    let share = |winner: &Tensor, loser: &Tensor| winner.binary(loser, wins, None) + &half_on_ties;
+    let share = |winner: &Tensor, loser: &Tensor| {
+        winner.binary(loser, wins, None) + &half_on_ties
+    };
     vec![
         a.requires_grad()
             .then(|| sum_to(&(g * share(a, b)), a.shape())),
@@ -352,8 +386,9 @@ fn extremum_grads(a: &Tensor, b: &Tensor, g: &Tensor, wins: BinaryFn) -> Vec<Opt
 }
 
 impl Tensor {
-    /// The adjoint of `index_select` (used only by its derivative): a tensor whose dimension
-    /// `dim` has size `size`, where entry `index[j]` accumulates entry `j` of `self`.
+    /// The adjoint of `index_select` (used only by its derivative): a tensor whose
+    /// dimension `dim` has size `size`, where entry `index[j]` accumulates entry `j`
+    /// of `self`.
     fn index_add_rows(&self, dim: usize, index: &[usize], size: usize) -> Tensor {
         let mut shape = self.shape().to_vec();
         shape[dim] = size;
@@ -369,15 +404,17 @@ impl Tensor {
                 }
             }
             let n = crate::shape::numel(&shape);
-            let out = crate::gpu::kernels::scatter_add("index_select", &g, &targets, n);
+            let out =
+                crate::gpu::kernels::scatter_add("index_select", &g, &targets, n);
             return Tensor::from_gpu("index_select", out, shape, None);
         }
-        let data = crate::cpu::layout::index_add(self.buffer().as_slice(), parts, index);
+        let data =
+            crate::cpu::layout::index_add(self.buffer().as_slice(), parts, index);
         Tensor::from_parts("index_select", data, shape)
     }
 
-    /// The adjoint of a gather (used only by its derivative): zeros of `shape`, with entry
-    /// `i` of `self` added at offset `offsets[i]`.
+    /// The adjoint of a gather (used only by its derivative): zeros of `shape`, with
+    /// entry `i` of `self` added at offset `offsets[i]`.
     fn scatter_add_offsets(&self, offsets: &[usize], shape: &[usize]) -> Tensor {
         let n = crate::shape::numel(shape);
         #[cfg(feature = "wgpu")]
@@ -385,7 +422,8 @@ impl Tensor {
             let out = crate::gpu::kernels::scatter_add("gather", &g, offsets, n);
             return Tensor::from_gpu("gather", out, shape.to_vec(), None);
         }
-        let data = crate::cpu::select::scatter_add(self.buffer().as_slice(), offsets, n);
+        let data =
+            crate::cpu::select::scatter_add(self.buffer().as_slice(), offsets, n);
         Tensor::from_parts("gather", data, shape.to_vec())
     }
 }

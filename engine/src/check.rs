@@ -39,7 +39,9 @@ pub(crate) fn fail_dim(op: &str, dim: i64, rank: usize) -> ! {
     };
     fail(
         op,
-        format!("dimension {dim} is out of range for a tensor of rank {rank} ({valid})"),
+        format!(
+            "dimension {dim} is out of range for a tensor of rank {rank} ({valid})"
+        ),
     )
 }
 
@@ -188,7 +190,12 @@ pub(crate) fn rank(op: &str, what: &str, shape: &[usize], rank: usize) {
 
 /// Checks that every value of an index tensor is a whole number in `0..limit`.
 #[track_caller]
-pub(crate) fn indices(op: &str, values: &[f32], limit: usize, what: &str) -> Vec<usize> {
+pub(crate) fn indices(
+    op: &str,
+    values: &[f32],
+    limit: usize,
+    what: &str,
+) -> Vec<usize> {
     // A plain loop, not a closure: `#[track_caller]` does not reach into closures, and the
     // panic must point at the caller's line.
     let mut out = Vec::with_capacity(values.len());
@@ -196,7 +203,9 @@ pub(crate) fn indices(op: &str, values: &[f32], limit: usize, what: &str) -> Vec
         if v.fract() != 0.0 || v < 0.0 || v >= limit as f32 {
             fail(
                 op,
-                format!("index {v} at position {i} is not a whole number in 0..{limit} ({what})"),
+                format!(
+                    "index {v} at position {i} is not a whole number in 0..{limit} ({what})"
+                ),
             );
         }
         out.push(v as usize);

@@ -162,7 +162,9 @@ impl Device {
     /// [`Device::named`]), or the CPU when it is unset.
     pub fn from_env() -> Result<Device, DeviceError> {
         match std::env::var(ENV_VAR) {
-            Ok(name) => Device::named(&name).map_err(|e| DeviceError::FromEnv(Box::new(e))),
+            Ok(name) => {
+                Device::named(&name).map_err(|e| DeviceError::FromEnv(Box::new(e)))
+            }
             Err(_) => Ok(Device::Cpu),
         }
     }

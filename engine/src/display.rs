@@ -66,7 +66,12 @@ impl Printer<'_> {
                 }
             }
             match entry {
-                Some(i) => self.write(f, dim + 1, offset + i * self.strides[dim], indent + 1)?,
+                Some(i) => self.write(
+                    f,
+                    dim + 1,
+                    offset + i * self.strides[dim],
+                    indent + 1,
+                )?,
                 None => write!(f, "...")?,
             }
         }
@@ -85,7 +90,8 @@ fn format_value(v: f32, decimals: usize) -> String {
     } else if v != 0.0 && (v.abs() >= 1e8 || v.abs() < 1e-4) {
         // PyTorch writes the exponent with a sign and two digits: 1.0000e-06.
         let text = format!("{v:.decimals$e}");
-        let (mantissa, exponent) = text.split_once('e').expect("{:e} output has an exponent");
+        let (mantissa, exponent) =
+            text.split_once('e').expect("{:e} output has an exponent");
         let exponent: i32 = exponent.parse().expect("{:e} exponent is an integer");
         format!("{mantissa}e{exponent:+03}")
     } else {

@@ -118,7 +118,10 @@ impl std::error::Error for GradcheckError {}
 
 /// [`gradcheck_with`] using the default options.
 #[track_caller]
-pub fn gradcheck(f: impl Fn(&[Tensor]) -> Tensor, inputs: &[Tensor]) -> Result<(), GradcheckError> {
+pub fn gradcheck(
+    f: impl Fn(&[Tensor]) -> Tensor,
+    inputs: &[Tensor],
+) -> Result<(), GradcheckError> {
     gradcheck_with(f, inputs, GradcheckOptions::default())
 }
 
@@ -138,7 +141,8 @@ pub fn gradcheck_with(
     inputs: &[Tensor],
     opts: GradcheckOptions,
 ) -> Result<(), GradcheckError> {
-    let leaves: Vec<Tensor> = inputs.iter().map(|t| t.detach().requires_grad_()).collect();
+    let leaves: Vec<Tensor> =
+        inputs.iter().map(|t| t.detach().requires_grad_()).collect();
     let out = f(&leaves);
     let again = no_grad(|| f(&leaves.iter().map(Tensor::detach).collect::<Vec<_>>()));
     check::ensure(again.shape() == out.shape(), "gradcheck", || {
@@ -162,7 +166,8 @@ pub fn gradcheck_with(
             second,
         });
     }
-    let weights = Tensor::normal_with(out.shape(), 0.0, 1.0, &mut rng_from_seed(0x6752_6164));
+    let weights =
+        Tensor::normal_with(out.shape(), 0.0, 1.0, &mut rng_from_seed(0x6752_6164));
     // An output that does not depend on the inputs (a constant, a comparison) has a zero
     // gradient, which the finite differences below must confirm.
     if out.requires_grad() {
@@ -194,9 +199,10 @@ pub fn gradcheck_with(
             plus[j] += opts.eps;
             let mut minus = base.clone();
             minus[j] -= opts.eps;
-            let numeric =
-                ((loss_with(i, plus) - loss_with(i, minus)) / (2.0 * f64::from(opts.eps))) as f32;
-            let excess = (analytic[j] - numeric).abs() / (opts.atol + opts.rtol * numeric.abs());
+            let numeric = ((loss_with(i, plus) - loss_with(i, minus))
+                / (2.0 * f64::from(opts.eps))) as f32;
+            let excess = (analytic[j] - numeric).abs()
+                / (opts.atol + opts.rtol * numeric.abs());
             // A NaN on either side checks nothing: it is as far off as it gets.
             let excess = if excess.is_nan() {
                 f32::INFINITY
@@ -243,7 +249,9 @@ mod tests {
         // The value is x², but autograd sees `detach(x) · x` and reports x·w instead of 2x·w.
         let xs = [0.5, -1.0, 2.0];
         let x = Tensor::from_vec(xs.to_vec(), [3]);
-        let Err(GradcheckError::Mismatch(err)) = gradcheck(|t| &t[0].detach() * &t[0], &[x]) else {
+        let Err(GradcheckError::Mismatch(err)) =
+            gradcheck(|t| &t[0].detach() * &t[0], &[x])
+        else {
             panic!("x·detach(x) has the derivative x, not 2x");
         };
         let w = weights(3);
@@ -269,8 +277,10 @@ mod tests {
     #[test]
     fn dropout_in_training_mode_is_reported_as_not_deterministic() {
         crate::manual_seed(7);
-        let x = Tensor::from_vec(vec![0.5, -1.0, 2.0, 1.5, -0.7, 0.9, 3.0, -2.2], [8]);
-        let err = gradcheck(|t| t[0].dropout(0.5, true), std::slice::from_ref(&x)).unwrap_err();
+        let x =
+            Tensor::from_vec(vec![0.5, -1.0, 2.0, 1.5, -0.7, 0.9, 3.0, -2.2], [8]);
+        let err = gradcheck(|t| t[0].dropout(0.5, true), std::slice::from_ref(&x))
+            .unwrap_err();
         let GradcheckError::NotDeterministic {
             index,
             first,
@@ -300,7 +310,8 @@ mod tests {
     fn dropout_with_its_generator_seeded_in_the_function_passes() {
         // Seeded at every call, the mask is the same each time: a deterministic function,
         // whose derivative (the mask times 2) the finite differences confirm.
-        let x = Tensor::from_vec(vec![0.5, -1.0, 2.0, 1.5, -0.7, 0.9, 3.0, -2.2], [8]);
+        let x =
+            Tensor::from_vec(vec![0.5, -1.0, 2.0, 1.5, -0.7, 0.9, 3.0, -2.2], [8]);
         let seeded = |t: &[Tensor]| {
             crate::manual_seed(3);
             t[0].dropout(0.5, true)

@@ -59,7 +59,8 @@ pub const ENV_VAR: &str = "ENGINE_KERNEL";
 
 impl KernelPath {
     /// Every path, fastest first.
-    pub const ALL: [KernelPath; 3] = [KernelPath::Avx512, KernelPath::Avx2, KernelPath::Portable];
+    pub const ALL: [KernelPath; 3] =
+        [KernelPath::Avx512, KernelPath::Avx2, KernelPath::Portable];
 
     /// The name `ENGINE_KERNEL` takes: `avx512`, `avx2` or `portable`.
     pub fn name(self) -> &'static str {
@@ -78,7 +79,8 @@ impl KernelPath {
             KernelPath::Avx512 => std::is_x86_feature_detected!("avx512f"),
             #[cfg(target_arch = "x86_64")]
             KernelPath::Avx2 => {
-                std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
+                std::is_x86_feature_detected!("avx2")
+                    && std::is_x86_feature_detected!("fma")
             }
             #[cfg(not(target_arch = "x86_64"))]
             KernelPath::Avx512 | KernelPath::Avx2 => false,
@@ -202,7 +204,9 @@ fn process_default() -> KernelPath {
 /// The path `ENGINE_KERNEL=value` asks for, or why it cannot be had.
 fn from_env(value: &str) -> Result<KernelPath, String> {
     let path = value.parse::<KernelPath>().map_err(|e| {
-        format!("{ENV_VAR}={value}: {e} (or leave it unset for the best this CPU has)")
+        format!(
+            "{ENV_VAR}={value}: {e} (or leave it unset for the best this CPU has)"
+        )
     })?;
     check_supported(path, &format!("{ENV_VAR}={value}"))?;
     Ok(path)

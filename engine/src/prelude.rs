@@ -18,8 +18,8 @@
 
 pub use crate::grad_mode::no_grad;
 pub use crate::nn::{
-    Dropout, DropoutConfig, Embedding, EmbeddingConfig, Gru, GruCell, GruConfig, LayerNorm,
-    LayerNormConfig, Linear, LinearConfig, LoadError, Module, StateDict,
+    Dropout, DropoutConfig, Embedding, EmbeddingConfig, Gru, GruCell, GruConfig,
+    LayerNorm, LayerNormConfig, Linear, LinearConfig, LoadError, Module, StateDict,
 };
 pub use crate::op::GeluApprox;
 pub use crate::ops::Reduction;

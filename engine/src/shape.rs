@@ -249,7 +249,9 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "softmax: dimension -4 is out of range for a tensor of rank 3")]
+    #[should_panic(
+        expected = "softmax: dimension -4 is out of range for a tensor of rank 3"
+    )]
     fn out_of_range_dim_names_the_op() {
         (-4i32).resolve("softmax", 3);
     }

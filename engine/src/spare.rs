@@ -193,7 +193,11 @@ mod tests {
         assert!(spare_bytes() <= SPARE_MAX_BYTES, "{}", spare_bytes());
         // The oldest went first: the newest three are kept.
         assert!(take(sizes[0]).is_none() && take(sizes[1]).is_none());
-        assert!(take(sizes[4]).is_some() && take(sizes[3]).is_some() && take(sizes[2]).is_some());
+        assert!(
+            take(sizes[4]).is_some()
+                && take(sizes[3]).is_some()
+                && take(sizes[2]).is_some()
+        );
         assert_eq!(spare_bytes(), 0);
     }
 

@@ -141,7 +141,8 @@ impl Tensor {
     }
 
     fn keep_if_needed(op: Op) -> Option<Op> {
-        let needed = grad_mode::is_enabled() && op.inputs().iter().any(|t| t.requires_grad());
+        let needed =
+            grad_mode::is_enabled() && op.inputs().iter().any(|t| t.requires_grad());
         needed.then_some(op)
     }
 

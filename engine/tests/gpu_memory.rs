@@ -29,7 +29,8 @@ fn freed_buffers_are_pooled_and_reused_and_oversized_tensors_are_refused() {
     drop(y);
 
     let too_many = (gpu.max_binding_bytes() / 4 + 1) as usize;
-    let refuse = std::panic::AssertUnwindSafe(|| Tensor::zeros([too_many]).to(&device));
+    let refuse =
+        std::panic::AssertUnwindSafe(|| Tensor::zeros([too_many]).to(&device));
     let message = std::panic::catch_unwind(refuse)
         .err()
         .and_then(|e| e.downcast_ref::<String>().cloned())

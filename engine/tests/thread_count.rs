@@ -10,8 +10,10 @@ use engine::random::rng_from_seed;
 /// The products whose bits are compared: large enough to be split between three threads,
 /// in every layout the kernels read (`a · b`, `a · wᵀ`, and in the backward pass `aᵀ · g`).
 fn products() -> Vec<f32> {
-    let a = Tensor::normal_with([2, 400, 300], 0.0, 1.0, &mut rng_from_seed(1)).requires_grad_();
-    let b = Tensor::normal_with([300, 170], 0.0, 1.0, &mut rng_from_seed(2)).requires_grad_();
+    let a = Tensor::normal_with([2, 400, 300], 0.0, 1.0, &mut rng_from_seed(1))
+        .requires_grad_();
+    let b = Tensor::normal_with([300, 170], 0.0, 1.0, &mut rng_from_seed(2))
+        .requires_grad_();
     let w = Tensor::normal_with([90, 300], 0.0, 1.0, &mut rng_from_seed(3));
     let ab = a.matmul(&b);
     let mut all = ab.to_vec();
@@ -26,7 +28,8 @@ fn products() -> Vec<f32> {
 #[test]
 fn print_products_for_the_parent() {
     if std::env::var_os("PRINT_PRODUCTS").is_some() {
-        let bits: Vec<String> = products().iter().map(|v| v.to_bits().to_string()).collect();
+        let bits: Vec<String> =
+            products().iter().map(|v| v.to_bits().to_string()).collect();
         println!("BITS {}", bits.join(","));
     }
 }
@@ -57,6 +60,7 @@ fn products_have_the_same_bits_on_one_two_and_three_threads() {
         );
     }
     // And the same bits as this process, whatever its own thread count.
-    let here: Vec<String> = products().iter().map(|v| v.to_bits().to_string()).collect();
+    let here: Vec<String> =
+        products().iter().map(|v| v.to_bits().to_string()).collect();
     assert_eq!(here.join(","), one);
 }

@@ -42,7 +42,8 @@ pub fn check_or_update(name: &str, svg: &str) -> Result<(), String> {
 pub fn write(name: &str, svg: &str) -> Result<(), String> {
     let path = figure_path(name);
     if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     fs::write(&path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -43,6 +43,8 @@ pub fn colour_of(value: f32, (lo, hi): (f32, f32)) -> RGBColor {
     let i = (pos.floor() as usize).min(VIRIDIS.len() - 2);
     let f = pos - i as f32;
     let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
-    let mix = |x: u8, y: u8| (f32::from(x) + (f32::from(y) - f32::from(x)) * f).round() as u8;
+    let mix = |x: u8, y: u8| {
+        (f32::from(x) + (f32::from(y) - f32::from(x)) * f).round() as u8
+    };
     RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }

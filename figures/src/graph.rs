@@ -42,11 +42,11 @@ pub fn graph(figure: &Graph<'_>) -> String {
     };
     let mut svg = String::new();
     {
-        let root =
-            SVGBackend::with_string(&mut svg, (width as u32, height as u32)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (width as u32, height as u32))
+            .into_drawing_area();
         root.fill(&WHITE).expect("drawing to a string");
-        let title =
-            TextStyle::from(("sans-serif", 20).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+        let title = TextStyle::from(("sans-serif", 20).into_font())
+            .pos(Pos::new(HPos::Center, VPos::Top));
         root.draw_text(figure.title, &title, (width / 2, 10))
             .expect("drawing to a string");
         let stroke = ShapeStyle::from(&BLACK).stroke_width(1);

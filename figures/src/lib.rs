@@ -181,7 +181,9 @@ fn draw_panel(
         .y_labels(rows as usize)
         .x_label_formatter(&|v| label(panel.col_labels, v))
         .y_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(r) => label(panel.row_labels, &SegmentValue::CenterOf(flip(*r))),
+            SegmentValue::CenterOf(r) => {
+                label(panel.row_labels, &SegmentValue::CenterOf(flip(*r)))
+            }
             _ => String::new(),
         })
         .label_style((FONT, LABEL))
@@ -369,7 +371,8 @@ pub fn line_chart(figure: &LineChart<'_>) -> String {
     let legend = (figure.series.len() > 1).then(|| {
         let along_lines = figure.series.iter().flat_map(|s| {
             s.points.windows(2).flat_map(|w| {
-                let ((ax, ay), (bx, by)) = ((tx(w[0].0), ty(w[0].1)), (tx(w[1].0), ty(w[1].1)));
+                let ((ax, ay), (bx, by)) =
+                    ((tx(w[0].0), ty(w[0].1)), (tx(w[1].0), ty(w[1].1)));
                 (0..=16).map(move |i| {
                     let f = i as f32 / 16.0;
                     (ax + f * (bx - ax), ay + f * (by - ay))
@@ -387,7 +390,8 @@ pub fn line_chart(figure: &LineChart<'_>) -> String {
     let width = if outside { 520 + LEGEND_WIDTH } else { 520 };
     let mut svg = String::new();
     {
-        let full = SVGBackend::with_string(&mut svg, (width, 340)).into_drawing_area();
+        let full =
+            SVGBackend::with_string(&mut svg, (width, 340)).into_drawing_area();
         full.fill(&WHITE).expect("drawing to a string");
         let (root, legend_area) = full.split_horizontally(520);
         let mut chart = ChartBuilder::on(&root)
@@ -435,7 +439,10 @@ pub fn line_chart(figure: &LineChart<'_>) -> String {
                 .expect("drawing to a string")
                 .label(s.name)
                 .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
+                    PathElement::new(
+                        vec![(x, y), (x + 16, y)],
+                        colour.stroke_width(2),
+                    )
                 });
         }
         if outside {
@@ -569,8 +576,8 @@ mod tests {
         assert!(matches!(corner, (SeriesLabelPosition::MiddleRight, 0)));
         // A region crossed everywhere reports how much: the chart then puts its legend
         // beside the plot.
-        let everywhere =
-            (0..=10).flat_map(|i| (0..=10).map(move |j| (i as f32 / 10.0, j as f32 / 10.0)));
+        let everywhere = (0..=10)
+            .flat_map(|i| (0..=10).map(move |j| (i as f32 / 10.0, j as f32 / 10.0)));
         assert!(emptiest_corner(everywhere, (0.0..1.0, 0.0..1.0)).1 > 0);
     }
 

@@ -1,11 +1,14 @@
 //! What several chapter crates share, kept in one place: a [`Trace`] of the shapes of a
 //! computation, [`panic_message`] to show what a mistake reports, and [`assert_close`] for
-//! tests that compare with hand-derived numbers.
+//! tests that compare with hand-derived numbers; [`wrap`] breaks a printed line to the
+//! [`COLUMNS`] of the book's code blocks.
 
 mod close;
 mod panic;
 mod trace;
+mod wrap;
 
 pub use close::assert_close;
 pub use panic::panic_message;
 pub use trace::{Step, Trace};
+pub use wrap::{COLUMNS, wrap};

@@ -2,8 +2,8 @@
 
 // ANCHOR: panic_message
 /// Runs `f`, which is expected to panic, and returns its message (the engine and the
-/// attention modules panic on a size mistake, naming the op or module, the argument and
-/// the shapes).
+/// attention modules panic on a size mistake, naming the op or module, the argument
+/// and the shapes).
 ///
 /// ```
 /// let message = lesson::panic_message(|| panic!("matmul: [2, 3] × [4, 5]"));

@@ -16,7 +16,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let Some(dir) = std::env::args().nth(1) else {
-        eprintln!("usage: check_built_book <rendered book directory, e.g. book/book>");
+        eprintln!(
+            "usage: check_built_book <rendered book directory, e.g. book/book>"
+        );
         return ExitCode::from(2);
     };
     let dir = PathBuf::from(dir);
@@ -101,7 +103,9 @@ fn resolve(page: &Path, link: &str) -> Option<PathBuf> {
 }
 
 fn is_external(link: &str) -> bool {
-    link.starts_with("http://") || link.starts_with("https://") || link.starts_with("//")
+    link.starts_with("http://")
+        || link.starts_with("https://")
+        || link.starts_with("//")
 }
 
 fn check(dir: &Path) -> Result<usize, Vec<String>> {
@@ -158,7 +162,10 @@ fn check(dir: &Path) -> Result<usize, Vec<String>> {
                     }
                     continue;
                 }
-                if link.starts_with("mailto:") || link.starts_with("data:") || link.is_empty() {
+                if link.starts_with("mailto:")
+                    || link.starts_with("data:")
+                    || link.is_empty()
+                {
                     continue;
                 }
                 let (path, anchor) = match link.split_once('#') {
@@ -168,7 +175,8 @@ fn check(dir: &Path) -> Result<usize, Vec<String>> {
                 let path = path.split('?').next().unwrap_or_default();
                 // A page with `<base href="/">` (mdBook's 404 page) and a link starting with
                 // `/` both resolve from the book's root (mdBook's `site-url`, "/" here).
-                let from_root = path.starts_with('/') || text.contains("<base href=\"/\">");
+                let from_root =
+                    path.starts_with('/') || text.contains("<base href=\"/\">");
                 let target = if path.is_empty() {
                     Some((*page).clone())
                 } else if from_root {
@@ -193,7 +201,8 @@ fn check(dir: &Path) -> Result<usize, Vec<String>> {
                     continue;
                 }
                 if let (Some(anchor), false) = (anchor, is_print) {
-                    let known = ids.get(&target).is_some_and(|set| set.contains(anchor));
+                    let known =
+                        ids.get(&target).is_some_and(|set| set.contains(anchor));
                     if !anchor.is_empty() && !known {
                         problems.push(format!(
                             "{name}: {link}: {} has no element with id \"{anchor}\"",
@@ -243,8 +252,8 @@ mod tests {
     use super::*;
 
     fn book(tag: &str, pages: &[(&str, &str)]) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("check_built_book_{}_{tag}", std::process::id()));
+        let dir = std::env::temp_dir()
+            .join(format!("check_built_book_{}_{tag}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         for (name, text) in pages {
             let path = dir.join(name);

@@ -35,7 +35,8 @@ fn chapters() -> Vec<String> {
                 .flatten()
                 .map(|e| e.file_name().to_string_lossy().to_string())
                 .filter(|n| {
-                    n.starts_with("chapter") && dir.join(n).join("tests/exercises.rs").is_file()
+                    n.starts_with("chapter")
+                        && dir.join(n).join("tests/exercises.rs").is_file()
                 })
                 .collect()
         })
@@ -206,7 +207,9 @@ fn main() -> ExitCode {
     }
     println!("total: {done} of {total} exercises done");
     if total == 0 {
-        problems.push("no chapter has exercises (chapters/chapterNN/tests/exercises.rs)".into());
+        problems.push(
+            "no chapter has exercises (chapters/chapterNN/tests/exercises.rs)".into(),
+        );
     }
     if problems.is_empty() {
         if expect_stubs {
@@ -273,8 +276,9 @@ mod tests {
                         .trim_start()
                         .strip_prefix("fn ")
                         .expect("a test function");
-                    exercise_number(name)
-                        .unwrap_or_else(|| panic!("{chapter}: {name} is not exercise_N_…"))
+                    exercise_number(name).unwrap_or_else(|| {
+                        panic!("{chapter}: {name} is not exercise_N_…")
+                    })
                 })
                 .collect();
             numbers.dedup();
@@ -290,15 +294,15 @@ mod tests {
                 .flatten()
                 .map(|e| e.path())
                 .find(|p| {
-                    p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with(&format!("ch{number}-")))
+                    p.file_name().is_some_and(|n| {
+                        n.to_string_lossy().starts_with(&format!("ch{number}-"))
+                    })
                 })
                 .unwrap_or_else(|| panic!("{chapter}: no page ch{number}-….md"));
             let text = std::fs::read_to_string(&page).expect("the page");
-            let section = text
-                .split("\n## Exercises")
-                .nth(1)
-                .unwrap_or_else(|| panic!("{}: no Exercises section", page.display()));
+            let section = text.split("\n## Exercises").nth(1).unwrap_or_else(|| {
+                panic!("{}: no Exercises section", page.display())
+            });
             let listed = (1..)
                 .take_while(|n| section.contains(&format!("\n{n}. **")))
                 .count();

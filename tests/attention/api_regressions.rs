@@ -5,10 +5,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use attention::{
     AdditiveAttention, AdditiveAttentionConfig, AttentionWeights, BahdanauAttention,
-    BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig, DotProductAttention,
-    DotProductAttentionConfig, Fill, KvCache, Mask, MultiHeadAdditiveAttention,
-    MultiHeadAdditiveAttentionConfig, MultiHeadAttention, MultiHeadAttentionConfig, masked_softmax,
-    scaled_dot_product_attention,
+    BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig,
+    DotProductAttention, DotProductAttentionConfig, Fill, KvCache, Mask,
+    MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig, MultiHeadAttention,
+    MultiHeadAttentionConfig, masked_softmax, scaled_dot_product_attention,
 };
 use engine::gradcheck::gradcheck;
 use engine::nn::{Module, StateDict};
@@ -180,7 +180,12 @@ fn padding_b_equals_q() -> Tensor {
 /// (the same without a mask): padded keys get exactly 0, visible keys the unmasked weights
 /// renormalised over the visible keys.
 #[track_caller]
-fn assert_padding_renormalises(masked: &Tensor, full: &Tensor, pad: &Tensor, what: &str) {
+fn assert_padding_renormalises(
+    masked: &Tensor,
+    full: &Tensor,
+    pad: &Tensor,
+    what: &str,
+) {
     let k = pad.shape()[1];
     let batch = pad.shape()[0];
     let pad = pad.to_vec();
@@ -360,7 +365,10 @@ fn safe_softmax_ignores_masked_keys_even_beside_f32_min_and_minus_infinity() {
         [3, 1, 3],
     )
     .requires_grad_();
-    let keep = Tensor::from_vec(vec![1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0], [3, 1, 3]);
+    let keep = Tensor::from_vec(
+        vec![1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0],
+        [3, 1, 3],
+    );
     let w = masked_softmax(&scores, &Mask::keep(&keep), Fill::Safe);
     let rows = w.to_vec();
     assert_eq!(&rows[0..3], &[0.5, 0.5, 0.0]);
@@ -370,7 +378,10 @@ fn safe_softmax_ignores_masked_keys_even_beside_f32_min_and_minus_infinity() {
 
     // Gradients of a weighted sum: finite everywhere, and the softmax derivative
     // w_i (u_i − Σ_j w_j u_j) on the visible keys, 0 on the masked ones.
-    let upstream = Tensor::from_vec(vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 1.0, 2.0, 3.0], [3, 1, 3]);
+    let upstream = Tensor::from_vec(
+        vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 1.0, 2.0, 3.0],
+        [3, 1, 3],
+    );
     (&w * &upstream).sum().backward();
     let g = scores.grad().unwrap().to_vec();
     assert!(g.iter().all(|v| v.is_finite()), "{g:?}");
@@ -447,7 +458,8 @@ fn zero_sizes_name_the_module_and_the_setting() {
             }),
         ),
         (
-            "MultiHeadAdditiveAttention::new: num_heads must be at least 1, found 0".into(),
+            "MultiHeadAdditiveAttention::new: num_heads must be at least 1, found 0"
+                .into(),
             Box::new(|| {
                 MultiHeadAdditiveAttention::new(MultiHeadAdditiveAttentionConfig {
                     query_size: 2,
@@ -479,7 +491,8 @@ fn zero_sizes_name_the_module_and_the_setting() {
             }),
         ),
         (
-            "CausalSelfAttention::new: num_hiddens must be at least 1, found 0".into(),
+            "CausalSelfAttention::new: num_hiddens must be at least 1, found 0"
+                .into(),
             Box::new(|| {
                 CausalSelfAttention::new(CausalSelfAttentionConfig {
                     num_heads: 2,
@@ -559,7 +572,8 @@ fn from_state_dict_of_a_state_dict_gives_the_same_outputs_for_every_module() {
         ..Default::default()
     };
     let a = MultiHeadAdditiveAttention::new(cfg);
-    let b = MultiHeadAdditiveAttention::from_state_dict(cfg, &a.state_dict()).unwrap();
+    let b =
+        MultiHeadAdditiveAttention::from_state_dict(cfg, &a.state_dict()).unwrap();
     assert_eq!(
         a.forward(&q2, &kv, &kv, &lens).0.to_vec(),
         b.forward(&q2, &kv, &kv, &lens).0.to_vec()
@@ -722,7 +736,8 @@ fn multi_head_attention_with_causal_and_padding_equals_causal_self_attention() {
 }
 
 #[test]
-fn causal_self_attention_fully_padded_example_is_uniform_under_d2l_and_zero_under_safe() {
+fn causal_self_attention_fully_padded_example_is_uniform_under_d2l_and_zero_under_safe()
+ {
     engine::manual_seed(36);
     let safe = causal_layer(4, 2);
     let d2l = CausalSelfAttention::from_state_dict(

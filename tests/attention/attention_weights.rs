@@ -3,9 +3,9 @@
 
 use attention::{
     AdditiveAttention, AdditiveAttentionConfig, AttentionWeights, BahdanauAttention,
-    BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig, DotProductAttention,
-    DotProductAttentionConfig, Mask, MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig,
-    MultiHeadAttention, MultiHeadAttentionConfig,
+    BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig,
+    DotProductAttention, DotProductAttentionConfig, Mask, MultiHeadAdditiveAttention,
+    MultiHeadAdditiveAttentionConfig, MultiHeadAttention, MultiHeadAttentionConfig,
 };
 use engine::Tensor;
 
@@ -79,7 +79,8 @@ fn each_module_keeps_weights_of_the_documented_shape() {
         num_hiddens: 6,
         ..Default::default()
     });
-    let (_, returned) = single.forward(&q.narrow(1, 0, 1).squeeze(1), &k, &v, &Mask::none());
+    let (_, returned) =
+        single.forward(&q.narrow(1, 0, 1).squeeze(1), &k, &v, &Mask::none());
     assert_eq!(
         single.last_attention_weights().unwrap().to_vec(),
         returned.to_vec()
@@ -94,7 +95,8 @@ fn each_module_keeps_weights_of_the_documented_shape() {
         num_heads: 3,
         ..Default::default()
     });
-    let (_, returned) = heads.forward(&q.narrow(1, 0, 1).squeeze(1), &k, &v, &Mask::none());
+    let (_, returned) =
+        heads.forward(&q.narrow(1, 0, 1).squeeze(1), &k, &v, &Mask::none());
     assert_eq!(returned.shape(), &[2, 3, 5]);
     assert_eq!(
         heads.last_attention_weights().unwrap().to_vec(),

@@ -18,7 +18,9 @@ fn bahdanau_draws_its_score_vector_from_plus_or_minus_one_over_root_h() {
     assert_eq!(v.len(), 64);
     assert!(v.iter().all(|x| x.abs() <= bound), "{v:?}");
     // 64 uniform draws reach past half the bound on both sides.
-    assert!(v.iter().any(|&x| x > bound / 2.0) && v.iter().any(|&x| x < -bound / 2.0));
+    assert!(
+        v.iter().any(|&x| x > bound / 2.0) && v.iter().any(|&x| x < -bound / 2.0)
+    );
 }
 
 #[test]
@@ -38,14 +40,15 @@ fn multi_head_modules_report_their_head_counts() {
         num_heads: 4,
         ..Default::default()
     });
-    let additive = MultiHeadAdditiveAttention::new(MultiHeadAdditiveAttentionConfig {
-        query_size: 2,
-        key_size: 2,
-        value_size: 2,
-        num_hiddens: 6,
-        num_heads: 3,
-        ..Default::default()
-    });
+    let additive =
+        MultiHeadAdditiveAttention::new(MultiHeadAdditiveAttentionConfig {
+            query_size: 2,
+            key_size: 2,
+            value_size: 2,
+            num_hiddens: 6,
+            num_heads: 3,
+            ..Default::default()
+        });
     assert_eq!((mha.num_heads(), additive.num_heads()), (4, 3));
 }
 
@@ -98,7 +101,10 @@ fn multi_head_attention_shares_a_batch_one_keep_mask_across_examples_and_heads()
     });
     mha.eval();
     let x = Tensor::randn([2, 3, 4]);
-    let shared = Tensor::from_vec(vec![1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0], [1, 3, 3]);
+    let shared = Tensor::from_vec(
+        vec![1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0],
+        [1, 3, 3],
+    );
     let out_shared = mha.forward(&x, &x, &x, &Mask::keep(&shared));
     let out_each = mha.forward(&x, &x, &x, &Mask::keep(&shared.expand([2, 3, 3])));
     assert_eq!(out_shared.to_vec(), out_each.to_vec());

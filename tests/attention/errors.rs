@@ -3,9 +3,10 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use attention::{
-    AdditiveAttention, AdditiveAttentionConfig, BahdanauAttention, BahdanauAttentionConfig,
-    CausalSelfAttention, CausalSelfAttentionConfig, DotProductAttention, DotProductAttentionConfig,
-    Fill, Mask, MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig, MultiHeadAttention,
+    AdditiveAttention, AdditiveAttentionConfig, BahdanauAttention,
+    BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig,
+    DotProductAttention, DotProductAttentionConfig, Fill, Mask,
+    MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig, MultiHeadAttention,
     MultiHeadAttentionConfig, scaled_dot_product_attention,
 };
 use engine::Tensor;
@@ -24,7 +25,11 @@ fn z(shape: &[usize]) -> Tensor {
     Tensor::zeros(shape)
 }
 
-fn additive(query_size: usize, key_size: usize, num_hiddens: usize) -> AdditiveAttention {
+fn additive(
+    query_size: usize,
+    key_size: usize,
+    num_hiddens: usize,
+) -> AdditiveAttention {
     AdditiveAttention::new(AdditiveAttentionConfig {
         query_size,
         key_size,
@@ -52,7 +57,10 @@ fn multi_head(num_hiddens: usize, num_heads: usize) -> MultiHeadAttention {
     })
 }
 
-fn multi_head_additive(num_hiddens: usize, num_heads: usize) -> MultiHeadAdditiveAttention {
+fn multi_head_additive(
+    num_hiddens: usize,
+    num_heads: usize,
+) -> MultiHeadAdditiveAttention {
     MultiHeadAdditiveAttention::new(MultiHeadAdditiveAttentionConfig {
         query_size: 4,
         key_size: 4,
@@ -140,7 +148,12 @@ fn additive_attention_query_of_the_wrong_size() {
 fn additive_attention_mask_of_the_wrong_shape() {
     let msg = message(|| {
         let mask = Mask::keep(&Tensor::ones([1, 1, 3]));
-        additive(3, 2, 4).forward(&z(&[1, 2, 3]), &z(&[1, 4, 2]), &z(&[1, 4, 2]), &mask);
+        additive(3, 2, 4).forward(
+            &z(&[1, 2, 3]),
+            &z(&[1, 4, 2]),
+            &z(&[1, 4, 2]),
+            &mask,
+        );
     });
     assert!(
         msg.starts_with("AdditiveAttention: a keep mask must have the rank of the attention scores [1, 2, 4] with each dimension equal or 1, found [1, 1, 3]"),
@@ -167,7 +180,12 @@ fn bahdanau_query_must_be_one_per_example() {
 #[test]
 fn bahdanau_batch_sizes_must_agree() {
     let msg = message(|| {
-        bahdanau().forward(&z(&[2, 4]), &z(&[3, 3, 4]), &z(&[3, 3, 4]), &Mask::none());
+        bahdanau().forward(
+            &z(&[2, 4]),
+            &z(&[3, 3, 4]),
+            &z(&[3, 3, 4]),
+            &Mask::none(),
+        );
     });
     assert_eq!(
         msg,
@@ -236,7 +254,12 @@ fn multi_head_attention_value_of_the_wrong_size() {
 fn multi_head_attention_valid_lengths_of_the_wrong_batch() {
     let msg = message(|| {
         let lens = Mask::valid_lens(&Tensor::from_vec(vec![1.0, 2.0, 3.0], [3]));
-        multi_head(8, 2).forward(&z(&[2, 2, 8]), &z(&[2, 3, 8]), &z(&[2, 3, 8]), &lens);
+        multi_head(8, 2).forward(
+            &z(&[2, 2, 8]),
+            &z(&[2, 3, 8]),
+            &z(&[2, 3, 8]),
+            &lens,
+        );
     });
     assert_eq!(
         msg,
@@ -292,10 +315,16 @@ fn a_module_error_points_at_the_callers_line() {
 fn a_non_finite_constant_fill_is_refused() {
     let msg = message(|| {
         let lens = Mask::valid_lens(&Tensor::from_vec(vec![1.0], [1]));
-        attention::masked_softmax(&z(&[1, 1, 2]), &lens, Fill::Constant(f32::NEG_INFINITY));
+        attention::masked_softmax(
+            &z(&[1, 1, 2]),
+            &lens,
+            Fill::Constant(f32::NEG_INFINITY),
+        );
     });
     assert!(
-        msg.starts_with("masked_softmax: Fill::Constant needs a finite value, found -inf"),
+        msg.starts_with(
+            "masked_softmax: Fill::Constant needs a finite value, found -inf"
+        ),
         "{msg}"
     );
 }
@@ -315,7 +344,12 @@ fn valid_lengths_need_scores_with_a_batch_dimension() {
 #[test]
 fn bahdanau_refuses_a_causal_mask() {
     let msg = message(|| {
-        bahdanau().forward(&z(&[2, 4]), &z(&[2, 3, 4]), &z(&[2, 3, 4]), &Mask::causal());
+        bahdanau().forward(
+            &z(&[2, 4]),
+            &z(&[2, 3, 4]),
+            &z(&[2, 3, 4]),
+            &Mask::causal(),
+        );
     });
     assert!(
         msg.starts_with(
@@ -392,7 +426,9 @@ fn transpose_qkv_wants_three_dimensions() {
         multi_head(8, 2).transpose_qkv(&z(&[4, 8]));
     });
     assert!(
-        msg.starts_with("MultiHeadAttention::transpose_qkv: x must be [B, T, num_hiddens]"),
+        msg.starts_with(
+            "MultiHeadAttention::transpose_qkv: x must be [B, T, num_hiddens]"
+        ),
         "{msg}"
     );
 }

@@ -5,9 +5,10 @@
 //! received.
 
 use attention::{
-    AdditiveAttention, AdditiveAttentionConfig, BahdanauAttention, BahdanauAttentionConfig,
-    CausalSelfAttention, CausalSelfAttentionConfig, DotProductAttention, DotProductAttentionConfig,
-    Fill, Mask, MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig, MultiHeadAttention,
+    AdditiveAttention, AdditiveAttentionConfig, BahdanauAttention,
+    BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig,
+    DotProductAttention, DotProductAttentionConfig, Fill, Mask,
+    MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig, MultiHeadAttention,
     MultiHeadAttentionConfig, masked_softmax, scaled_dot_product_attention,
 };
 use engine::gradcheck::{GradcheckOptions, gradcheck};
@@ -20,12 +21,16 @@ use engine::{Tensor, no_grad};
 /// output is reduced to `L = Σ w ⊙ f(module)` with fixed random weights `w`, `backward`
 /// gives the analytic gradient in each parameter, and each element is moved by ±ε with
 /// `load_state_dict` for the numeric one. The module's values are restored afterwards.
-fn gradcheck_parameters<M: Module>(module: &M, f: impl Fn(&M) -> Tensor) -> Result<(), String> {
+fn gradcheck_parameters<M: Module>(
+    module: &M,
+    f: impl Fn(&M) -> Tensor,
+) -> Result<(), String> {
     let opts = GradcheckOptions::default();
     let base = module.state_dict();
     module.zero_grad();
     let out = f(module);
-    let w = Tensor::normal_with(out.shape(), 0.0, 1.0, &mut rng_from_seed(0x7061_7261));
+    let w =
+        Tensor::normal_with(out.shape(), 0.0, 1.0, &mut rng_from_seed(0x7061_7261));
     (&out * &w).sum().backward();
     let w = w.to_vec();
     let loss = |state: &StateDict| -> f64 {
@@ -56,9 +61,10 @@ fn gradcheck_parameters<M: Module>(module: &M, f: impl Fn(&M) -> Tensor) -> Resu
                 state.insert(name.clone(), Tensor::from_vec(v, p.shape()));
                 loss(&state)
             };
-            let numeric =
-                ((moved(opts.eps) - moved(-opts.eps)) / (2.0 * f64::from(opts.eps))) as f32;
-            let excess = (analytic[j] - numeric).abs() / (opts.atol + opts.rtol * numeric.abs());
+            let numeric = ((moved(opts.eps) - moved(-opts.eps))
+                / (2.0 * f64::from(opts.eps))) as f32;
+            let excess = (analytic[j] - numeric).abs()
+                / (opts.atol + opts.rtol * numeric.abs());
             if excess > 1.0 && worst.as_ref().is_none_or(|(e, _)| excess > *e) {
                 worst = Some((
                     excess,
@@ -159,8 +165,9 @@ fn additive_attention_gradient_wrt_inputs_and_parameters() {
     };
     let state = named(&["W_q.weight", "W_k.weight", "w_v.weight"], &inputs, 3);
     let attention = AdditiveAttention::from_state_dict(config, &state).unwrap();
-    let run =
-        |m: &AdditiveAttention, t: &[Tensor]| m.forward(&t[0], &t[1], &t[2], &lens(&[2.0, 4.0]));
+    let run = |m: &AdditiveAttention, t: &[Tensor]| {
+        m.forward(&t[0], &t[1], &t[2], &lens(&[2.0, 4.0]))
+    };
     gradcheck(|t| run(&attention, t), &inputs[..3]).unwrap();
     gradcheck_parameters(&attention, |m| run(m, &inputs)).unwrap();
 }
@@ -203,7 +210,8 @@ fn bahdanau_attention_gradient_wrt_inputs_and_parameters() {
         ..Default::default()
     };
     let attention =
-        BahdanauAttention::from_state_dict(config, &named(&BAHDANAU, &inputs, 3)).unwrap();
+        BahdanauAttention::from_state_dict(config, &named(&BAHDANAU, &inputs, 3))
+            .unwrap();
     let run = |m: &BahdanauAttention, t: &[Tensor], pick_weights: bool| {
         let (context, weights) = m.forward(&t[0], &t[1], &t[2], &mask);
         if pick_weights { weights } else { context }
@@ -239,9 +247,11 @@ fn multi_head_attention_gradient_wrt_inputs_and_parameters() {
         "W_o.bias",
     ];
     let attention =
-        MultiHeadAttention::from_state_dict(config, &named(&names, &inputs, 2)).unwrap();
-    let run =
-        |m: &MultiHeadAttention, t: &[Tensor]| m.forward(&t[0], &t[1], &t[1], &lens(&[2.0, 5.0]));
+        MultiHeadAttention::from_state_dict(config, &named(&names, &inputs, 2))
+            .unwrap();
+    let run = |m: &MultiHeadAttention, t: &[Tensor]| {
+        m.forward(&t[0], &t[1], &t[1], &lens(&[2.0, 5.0]))
+    };
     gradcheck(|t| run(&attention, t), &inputs[..2]).unwrap();
     gradcheck_parameters(&attention, |m| run(m, &inputs)).unwrap();
 }
@@ -276,8 +286,11 @@ fn multi_head_additive_attention_gradient_wrt_inputs_and_parameters() {
         num_heads: 2,
         ..Default::default()
     };
-    let attention =
-        MultiHeadAdditiveAttention::from_state_dict(config, &named(&names, &inputs, 3)).unwrap();
+    let attention = MultiHeadAdditiveAttention::from_state_dict(
+        config,
+        &named(&names, &inputs, 3),
+    )
+    .unwrap();
     let run = |m: &MultiHeadAdditiveAttention, t: &[Tensor]| {
         m.forward(&t[0], &t[1], &t[2], &lens(&[3.0, 1.0])).0
     };
@@ -308,7 +321,9 @@ fn causal_self_attention_gradient_wrt_input_and_parameters() {
         "W_o.weight",
         "W_o.bias",
     ];
-    let layer = CausalSelfAttention::from_state_dict(config, &named(&names, &inputs, 1)).unwrap();
+    let layer =
+        CausalSelfAttention::from_state_dict(config, &named(&names, &inputs, 1))
+            .unwrap();
     let run = |m: &CausalSelfAttention, t: &[Tensor]| m.forward(&t[0], &Mask::none());
     gradcheck(|t| run(&layer, t), &inputs[..1]).unwrap();
     gradcheck_parameters(&layer, |m| run(m, &inputs)).unwrap();

@@ -1,7 +1,8 @@
 //! The KV cache: growth, reset, and incremental decoding equal to the full computation.
 
 use attention::{
-    AttentionWeights, CausalSelfAttention, CausalSelfAttentionConfig, Fill, KvCache, Mask,
+    AttentionWeights, CausalSelfAttention, CausalSelfAttentionConfig, Fill, KvCache,
+    Mask,
 };
 use engine::{Tensor, memory, no_grad};
 use proptest::prelude::*;
@@ -24,7 +25,12 @@ fn max_abs_diff(a: &Tensor, b: &Tensor) -> f32 {
 }
 
 /// Runs `prefill` on the first `prompt` tokens, then `step` for each following token.
-fn decode(layer: &CausalSelfAttention, x: &Tensor, prompt: usize, cache: &mut KvCache) -> Tensor {
+fn decode(
+    layer: &CausalSelfAttention,
+    x: &Tensor,
+    prompt: usize,
+    cache: &mut KvCache,
+) -> Tensor {
     no_grad(|| {
         let none = Mask::none();
         let mut rows = vec![layer.prefill(&x.narrow(1, 0, prompt), cache, &none)];
@@ -92,7 +98,9 @@ fn appending_another_layout_without_reset_is_refused() {
 }
 
 #[test]
-#[should_panic(expected = "CausalSelfAttention::prefill: the cache already holds 2 tokens")]
+#[should_panic(
+    expected = "CausalSelfAttention::prefill: the cache already holds 2 tokens"
+)]
 fn prefill_into_a_used_cache_is_refused() {
     let layer = layer(4, 1, false);
     let mut cache = KvCache::new(4);
@@ -196,7 +204,8 @@ fn prefill_gives_the_bits_of_forward() {
     let layer = layer(12, 3, true);
     let x = Tensor::randn([2, 6, 12]);
     let full = no_grad(|| layer.forward(&x, &Mask::none()));
-    let prefilled = no_grad(|| layer.prefill(&x, &mut KvCache::new(2), &Mask::none()));
+    let prefilled =
+        no_grad(|| layer.prefill(&x, &mut KvCache::new(2), &Mask::none()));
     assert_eq!(prefilled.to_vec(), full.to_vec());
 }
 
@@ -226,8 +235,10 @@ fn steps_with_padding_and_any_fill_equal_the_full_computation() {
             for t in 2..9 {
                 let mask = Mask::key_padding(&keep.narrow(1, 0, t + 1));
                 let stepped = layer.step(&x.narrow(1, t, 1), &mut cache, &mask);
-                let step_weights = layer.last_attention_weights().expect("kept by the step");
-                let full = layer.forward(&x.narrow(1, 0, t + 1), &mask).narrow(1, t, 1);
+                let step_weights =
+                    layer.last_attention_weights().expect("kept by the step");
+                let full =
+                    layer.forward(&x.narrow(1, 0, t + 1), &mask).narrow(1, t, 1);
                 let full_weights = layer
                     .last_attention_weights()
                     .expect("kept by forward")

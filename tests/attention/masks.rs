@@ -47,7 +47,8 @@ fn valid_lengths_past_the_key_count_are_clamped() {
 #[test]
 fn keep_mask_broadcasts_over_queries() {
     let scores = Tensor::zeros([2, 2, 3]);
-    let rows_per_example = Tensor::from_vec(vec![1.0, 0.0, 1.0, 0.0, 1.0, 1.0], [2, 1, 3]);
+    let rows_per_example =
+        Tensor::from_vec(vec![1.0, 0.0, 1.0, 0.0, 1.0, 1.0], [2, 1, 3]);
     let keep = Mask::keep(&rows_per_example);
     let w = rows(&masked_softmax(&scores, &keep, Fill::Safe));
     assert_eq!(w[0], vec![0.5, 0.0, 0.5]);
@@ -124,7 +125,10 @@ fn fully_masked_row_under_each_policy() {
     let reference = Tensor::from_vec(vec![0.5, -1.0], [2]).softmax(-1).to_vec();
     for fill in [Fill::D2l, Fill::Constant(-1e9), Fill::Safe] {
         let w = rows(&masked_softmax(&scores, &mask, fill));
-        assert!((w[1][0] - reference[0]).abs() < 1e-7 && (w[1][1] - reference[1]).abs() < 1e-7);
+        assert!(
+            (w[1][0] - reference[0]).abs() < 1e-7
+                && (w[1][1] - reference[1]).abs() < 1e-7
+        );
         assert_eq!(w[1][2], 0.0, "{fill:?}");
     }
 }
@@ -166,8 +170,8 @@ fn heads_repeat_each_batch_mask_in_place() {
         vec![1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
         "b·H + h order (lengths 1, 1, 3, 3), not tiled (1, 3, 1, 3)"
     );
-    let keep =
-        Mask::keep(&Tensor::from_vec(vec![1.0, 0.0, 0.0, 1.0], [2, 1, 2])).repeat_for_heads(3);
+    let keep = Mask::keep(&Tensor::from_vec(vec![1.0, 0.0, 0.0, 1.0], [2, 1, 2]))
+        .repeat_for_heads(3);
     let t = keep.keep_for("test", &[6, 1, 2]).unwrap();
     assert_eq!(t.shape(), &[6, 1, 2]);
     assert_eq!(
@@ -175,7 +179,8 @@ fn heads_repeat_each_batch_mask_in_place() {
         vec![1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
     );
     let padding =
-        Mask::key_padding(&Tensor::from_vec(vec![1.0, 0.0, 0.0, 1.0], [2, 2])).repeat_for_heads(3);
+        Mask::key_padding(&Tensor::from_vec(vec![1.0, 0.0, 0.0, 1.0], [2, 2]))
+            .repeat_for_heads(3);
     let t = padding.keep_for("test", &[6, 1, 2]).unwrap();
     assert_eq!(
         t.to_vec(),
@@ -196,7 +201,9 @@ fn valid_lengths_of_the_wrong_batch_size_are_refused() {
 }
 
 #[test]
-#[should_panic(expected = "masked_softmax: valid lengths must be whole numbers ≥ 0, found -1")]
+#[should_panic(
+    expected = "masked_softmax: valid lengths must be whole numbers ≥ 0, found -1"
+)]
 fn negative_valid_lengths_are_refused() {
     masked_softmax(&Tensor::zeros([2, 1, 4]), &lens(&[1.0, -1.0]), Fill::Safe);
 }
@@ -314,7 +321,8 @@ fn masks_compose_by_reference_too() {
 #[test]
 fn key_padding_ignore_reads_one_as_a_key_to_ignore_as_pytorch_does() {
     // torch.tensor([[False, True, False], [True, True, False]]): True = padding.
-    let key_padding_mask = Tensor::from_vec(vec![0.0, 1.0, 0.0, 1.0, 1.0, 0.0], [2, 3]);
+    let key_padding_mask =
+        Tensor::from_vec(vec![0.0, 1.0, 0.0, 1.0, 1.0, 0.0], [2, 3]);
     let scores = Tensor::zeros([2, 2, 3]);
     let w = rows(&masked_softmax(
         &scores,

@@ -7,7 +7,8 @@ use crate::harness;
 
 use attention::prelude::*;
 use attention::{
-    AdditiveScoring, KvCache, MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig,
+    AdditiveScoring, KvCache, MultiHeadAdditiveAttention,
+    MultiHeadAdditiveAttentionConfig,
 };
 use engine::nn::Module;
 use engine::{Device, Tensor};
@@ -15,7 +16,11 @@ use harness::{F32, backward_weighted, on_devices, param, randn};
 
 /// The module's output, the gradients of the inputs that require one, and every
 /// parameter's gradient, in name order.
-fn outputs_and_grads(module: &impl Module, output: &Tensor, inputs: &[&Tensor]) -> Vec<Tensor> {
+fn outputs_and_grads(
+    module: &impl Module,
+    output: &Tensor,
+    inputs: &[&Tensor],
+) -> Vec<Tensor> {
     backward_weighted(output, 99);
     let mut all = vec![output.clone()];
     all.extend(inputs.iter().map(|x| x.grad().unwrap()));
@@ -123,14 +128,15 @@ fn bahdanau_and_multi_head_additive() {
     });
     on_devices("MultiHeadAdditiveAttention", F32, |dev| {
         engine::manual_seed(10);
-        let module = MultiHeadAdditiveAttention::new(MultiHeadAdditiveAttentionConfig {
-            query_size: 5,
-            key_size: 6,
-            value_size: 6,
-            num_hiddens: 8,
-            num_heads: 2,
-            ..Default::default()
-        });
+        let module =
+            MultiHeadAdditiveAttention::new(MultiHeadAdditiveAttentionConfig {
+                query_size: 5,
+                key_size: 6,
+                value_size: 6,
+                num_hiddens: 8,
+                num_heads: 2,
+                ..Default::default()
+            });
         module.to_device(dev);
         let (q, k) = (param(&[2, 5], 11, dev), param(&[2, 4, 6], 12, dev));
         let (context, _) = module.forward(&q, &k, &k, &Mask::none());
@@ -203,7 +209,11 @@ fn causal_self_attention_and_the_kv_cache() {
             let mut cache = KvCache::new(2);
             let mut steps = Vec::new();
             for t in 0..6 {
-                steps.push(module.step(&x.narrow(1, t, 1), &mut cache, &Mask::none()));
+                steps.push(module.step(
+                    &x.narrow(1, t, 1),
+                    &mut cache,
+                    &Mask::none(),
+                ));
             }
             let stepped = Tensor::concat(&steps, 1);
             // The steps equal one causal pass over the whole sequence.
@@ -233,7 +243,8 @@ fn a_cache_of_host_tokens_refuses_keys_from_the_gpu() {
     .and_then(|e| e.downcast_ref::<String>().cloned())
     .expect("mixing devices in one cache panics with a message");
     assert!(
-        message.starts_with("KvCache::append: the cache holds 2 tokens in host memory"),
+        message
+            .starts_with("KvCache::append: the cache holds 2 tokens in host memory"),
         "{message}"
     );
 }

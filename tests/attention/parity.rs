@@ -13,14 +13,15 @@ use std::collections::BTreeSet;
 
 use attention::{
     AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring, AttentionWeights,
-    BahdanauAttention, BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig,
-    DotProductAttention, DotProductAttentionConfig, Fill, KvCache, Mask,
-    MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig, MultiHeadAttention,
-    MultiHeadAttentionConfig, masked_softmax, scaled_dot_product_attention,
+    BahdanauAttention, BahdanauAttentionConfig, CausalSelfAttention,
+    CausalSelfAttentionConfig, DotProductAttention, DotProductAttentionConfig, Fill,
+    KvCache, Mask, MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig,
+    MultiHeadAttention, MultiHeadAttentionConfig, masked_softmax,
+    scaled_dot_product_attention,
 };
 use common::{
-    Report, differentiable, family, field, fill_of, golden, inputs, keys, loss, mask_of, name,
-    state, state_dict, stored, tensor,
+    Report, differentiable, family, field, fill_of, golden, inputs, keys, loss,
+    mask_of, name, state, state_dict, stored, tensor,
 };
 use engine::nn::Module;
 use engine::{Tensor, no_grad};
@@ -44,7 +45,8 @@ const FAMILIES: [&str; 10] = [
 fn usize_config(case: &Value, key: &str) -> usize {
     case["config"][key]
         .as_u64()
-        .unwrap_or_else(|| panic!("case {:?} has no config.{key}", name(case))) as usize
+        .unwrap_or_else(|| panic!("case {:?} has no config.{key}", name(case)))
+        as usize
 }
 
 /// Dimension `dim` of the stored parameter `param` (the sizes a config needs).
@@ -114,7 +116,9 @@ fn golden_file_holds_only_case_families_these_tests_read() {
 fn mask_kind(case: &Value) -> String {
     let m = &case["mask"];
     match m["kind"].as_str().expect("mask kind") {
-        "valid_lens" => format!("valid lengths of rank {}", stored(&m["lens"]).shape.len()),
+        "valid_lens" => {
+            format!("valid lengths of rank {}", stored(&m["lens"]).shape.len())
+        }
         "keep" => {
             let shape = stored(&m["keep"]).shape;
             if shape[shape.len() - 2] == 1 {
@@ -168,7 +172,8 @@ fn masked_softmax_matches_reference_for_every_mask_kind_and_fill() {
     let kinds: BTreeSet<&String> = grid.iter().map(|(k, _)| k).collect();
     let fills: BTreeSet<&String> = grid.iter().map(|(_, f)| f).collect();
     assert_eq!(kinds.len(), 7, "mask kinds covered: {kinds:?}");
-    let all_fills = [Fill::D2l, Fill::Constant(-1e9), Fill::Safe].map(|f| format!("{f:?}"));
+    let all_fills =
+        [Fill::D2l, Fill::Constant(-1e9), Fill::Safe].map(|f| format!("{f:?}"));
     assert_eq!(fills, all_fills.iter().collect(), "fill policies covered");
     assert_eq!(grid.len(), 7 * 3, "every mask kind under every fill");
     assert!(
@@ -223,7 +228,9 @@ fn additive_attention_matches_d2l() {
 fn with_both_scorings(cases: &[Value]) -> Vec<(&Value, AdditiveScoring)> {
     cases
         .iter()
-        .flat_map(|case| [AdditiveScoring::Fused, AdditiveScoring::Broadcast].map(|s| (case, s)))
+        .flat_map(|case| {
+            [AdditiveScoring::Fused, AdditiveScoring::Broadcast].map(|s| (case, s))
+        })
         .collect()
 }
 
@@ -255,7 +262,8 @@ fn bahdanau_attention_matches_first_article_reference() {
         );
         let x = inputs(case);
         let mask = mask_of(case, &one_query_scores(case));
-        let (context, weights) = module.forward(&x["query"], &x["keys"], &x["values"], &mask);
+        let (context, weights) =
+            module.forward(&x["query"], &x["keys"], &x["values"], &mask);
         report.check(&format!("{label}: context"), &context, &case["output"]);
         report.check(&format!("{label}: weights"), &weights, &case["weights"]);
         let kept = module.last_attention_weights().expect("weights are kept");
@@ -275,7 +283,8 @@ fn bahdanau_attention_matches_first_article_reference() {
 #[test]
 fn multi_head_additive_attention_matches_reference() {
     let mut report = Report::default();
-    for (case, scoring) in with_both_scorings(family("multi_head_additive_attention")) {
+    for (case, scoring) in with_both_scorings(family("multi_head_additive_attention"))
+    {
         let label = format!("{} ({scoring:?})", name(case));
         let heads = usize_config(case, "num_heads");
         assert!(heads >= 2, "{label}: several heads");
@@ -288,12 +297,14 @@ fn multi_head_additive_attention_matches_reference() {
             fill: fill_of(case).unwrap_or_default(),
             scoring,
         };
-        let module = MultiHeadAdditiveAttention::from_state_dict(config, &state(case))
-            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        let module =
+            MultiHeadAdditiveAttention::from_state_dict(config, &state(case))
+                .unwrap_or_else(|e| panic!("{label}: {e}"));
         assert_eq!(module.num_heads(), heads, "{label}");
         let x = inputs(case);
         let mask = mask_of(case, &one_query_scores(case));
-        let (context, weights) = module.forward(&x["query"], &x["keys"], &x["values"], &mask);
+        let (context, weights) =
+            module.forward(&x["query"], &x["keys"], &x["values"], &mask);
         report.check(&format!("{label}: context"), &context, &case["output"]);
         report.check(&format!("{label}: weights"), &weights, &case["weights"]);
         let kept = module.last_attention_weights().expect("weights are kept");
@@ -427,7 +438,8 @@ fn multi_head_attention_matches_d2l_with_different_valid_lens_per_example() {
                 .map(|c| c[0])
                 .collect();
             assert!(
-                lens.shape()[0] >= 2 && first_per_example.windows(2).any(|w| w[0] != w[1]),
+                lens.shape()[0] >= 2
+                    && first_per_example.windows(2).any(|w| w[0] != w[1]),
                 "{label}: valid lengths must differ across the batch"
             );
         }
@@ -526,7 +538,8 @@ fn causal_self_attention_prefill_and_steps_match_full_causal_reference() {
         // A small initial capacity, so that decoding also grows the cache.
         let mut cache = KvCache::new(2);
         let rows = no_grad(|| {
-            let first = layer.prefill(&x.narrow(1, 0, prompt), &mut cache, &Mask::none());
+            let first =
+                layer.prefill(&x.narrow(1, 0, prompt), &mut cache, &Mask::none());
             report.check_tensor(
                 &format!("{label}: prefill weights"),
                 &layer.last_attention_weights().expect("weights are kept"),
@@ -535,7 +548,11 @@ fn causal_self_attention_prefill_and_steps_match_full_causal_reference() {
             let mut rows = vec![first];
             for t in prompt..prompt + steps {
                 rows.push(layer.step(&x.narrow(1, t, 1), &mut cache, &Mask::none()));
-                assert_eq!(cache.len(), t + 1, "{label}: cache length after step {t}");
+                assert_eq!(
+                    cache.len(),
+                    t + 1,
+                    "{label}: cache length after step {t}"
+                );
                 report.check_tensor(
                     &format!("{label}: weights of step {t}"),
                     &layer.last_attention_weights().expect("weights are kept"),
@@ -586,9 +603,12 @@ fn bahdanau_attention_loads_the_articles_state_dict_and_gives_its_numbers() {
             .load_state_dict(&state)
             .unwrap_or_else(|e| panic!("{label}: {e}"));
         let mask = mask_of(case, &one_query_scores(case));
-        for (how, module) in [("from_state_dict", &built), ("load_state_dict", &loaded)] {
+        for (how, module) in
+            [("from_state_dict", &built), ("load_state_dict", &loaded)]
+        {
             let x = inputs(case);
-            let (context, weights) = module.forward(&x["query"], &x["keys"], &x["values"], &mask);
+            let (context, weights) =
+                module.forward(&x["query"], &x["keys"], &x["values"], &mask);
             report.check(
                 &format!("{label}, {how}: context"),
                 &context,
@@ -607,7 +627,8 @@ fn bahdanau_attention_loads_the_articles_state_dict_and_gives_its_numbers() {
 }
 
 #[test]
-fn multi_head_attention_loads_nn_multihead_attentions_state_dict_and_gives_its_numbers() {
+fn multi_head_attention_loads_nn_multihead_attentions_state_dict_and_gives_its_numbers()
+ {
     let mut report = Report::default();
     for case in family("torch_multihead_attention_state_dict") {
         let label = name(case);
@@ -627,10 +648,17 @@ fn multi_head_attention_loads_nn_multihead_attentions_state_dict_and_gives_its_n
         // PyTorch's key_padding_mask as it is (True = ignore); PyTorch fills with -inf,
         // which the default safe fill matches when every query has a key.
         let mask = Mask::key_padding_ignore(&tensor(&case["key_padding_mask"]));
-        for (how, module) in [("from_state_dict", &built), ("load_state_dict", &loaded)] {
+        for (how, module) in
+            [("from_state_dict", &built), ("load_state_dict", &loaded)]
+        {
             let x = inputs(case);
-            let output = module.forward(&x["queries"], &x["keys"], &x["values"], &mask);
-            report.check(&format!("{label}, {how}: output"), &output, &case["output"]);
+            let output =
+                module.forward(&x["queries"], &x["keys"], &x["values"], &mask);
+            report.check(
+                &format!("{label}, {how}: output"),
+                &output,
+                &case["output"],
+            );
             let weights = module.last_attention_weights().expect("weights are kept");
             report.check(
                 &format!("{label}, {how}: weights"),

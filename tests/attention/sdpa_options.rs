@@ -20,7 +20,8 @@ fn qkv(seed: u64) -> (Tensor, Tensor, Tensor) {
 fn default_options_are_the_plain_call() {
     let (q, k, v) = qkv(60);
     let (out, w) = scaled_dot_product_attention(&q, &k, &v, &Mask::none());
-    let (out_with, w_with) = scaled_dot_product_attention_with(&q, &k, &v, &SdpaOptions::default());
+    let (out_with, w_with) =
+        scaled_dot_product_attention_with(&q, &k, &v, &SdpaOptions::default());
     assert_eq!(out_with.to_vec(), out.to_vec());
     assert_eq!(w_with.to_vec(), w.to_vec());
 }
@@ -74,7 +75,8 @@ fn is_causal_aligns_to_the_first_key_as_pytorch_does() {
     assert_eq!(out.to_vec(), vec![3.0, 4.5]);
     // The same as the plain call with causal order from offset 0; Mask::causal() is
     // aligned to the last key instead (queries 1 and 2 of 3 tokens).
-    let (_, top_left) = scaled_dot_product_attention(&q, &k, &v, &Mask::causal_with_offset(0));
+    let (_, top_left) =
+        scaled_dot_product_attention(&q, &k, &v, &Mask::causal_with_offset(0));
     assert_eq!(top_left.to_vec(), w.to_vec());
     let (_, last) = scaled_dot_product_attention(&q, &k, &v, &Mask::causal());
     assert_eq!(

@@ -327,7 +327,8 @@ fn multi_head_additive_attention_loads_heads_under_the_articles_names() {
     article.insert("W_o.bias", own.get("W_o.bias").unwrap().clone());
     let (query, keys, values, mask) = bahdanau_inputs();
     let expected = original.forward(&query, &keys, &values, &mask).0;
-    let built = MultiHeadAdditiveAttention::from_state_dict(config, &article).unwrap();
+    let built =
+        MultiHeadAdditiveAttention::from_state_dict(config, &article).unwrap();
     assert_parameters_are_leaves(&built);
     assert_eq!(
         built.forward(&query, &keys, &values, &mask).0.to_vec(),
@@ -424,7 +425,8 @@ fn multi_head_attention_loads_separate_projections_when_key_and_value_sizes_diff
     let original = MultiHeadAttention::new(config);
     let own = original.state_dict();
     let get = |n: &str| own.get(n).unwrap().clone();
-    let biases = Tensor::concat(&[get("W_q.bias"), get("W_k.bias"), get("W_v.bias")], 0);
+    let biases =
+        Tensor::concat(&[get("W_q.bias"), get("W_k.bias"), get("W_v.bias")], 0);
     let torch = StateDict::from([
         ("q_proj_weight", get("W_q.weight")),
         ("k_proj_weight", get("W_k.weight")),

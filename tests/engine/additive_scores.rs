@@ -165,8 +165,8 @@ fn empty_sizes_give_empty_or_zero_results() {
         &[2, 3, 0]
     );
     // h = 0: every score is an empty sum.
-    let scores =
-        Tensor::zeros([1, 2, 0]).additive_scores(&Tensor::zeros([1, 3, 0]), &Tensor::zeros([0]));
+    let scores = Tensor::zeros([1, 2, 0])
+        .additive_scores(&Tensor::zeros([1, 3, 0]), &Tensor::zeros([0]));
     assert_eq!(scores.to_vec(), vec![0.0; 6]);
 }
 
@@ -212,7 +212,8 @@ fn never_allocates_the_broadcast_tensor() {
 #[test]
 fn shape_errors_name_the_op_the_shapes_and_the_caller() {
     let message = panic_message(|| {
-        Tensor::zeros([2, 3, 4]).additive_scores(&Tensor::zeros([2, 5, 6]), &Tensor::zeros([4]));
+        Tensor::zeros([2, 3, 4])
+            .additive_scores(&Tensor::zeros([2, 5, 6]), &Tensor::zeros([4]));
     });
     assert!(
         message.starts_with(
@@ -221,14 +222,16 @@ fn shape_errors_name_the_op_the_shapes_and_the_caller() {
         "{message}"
     );
     let message = panic_message(|| {
-        Tensor::zeros([2, 3, 4]).additive_scores(&Tensor::zeros([3, 5, 4]), &Tensor::zeros([4]));
+        Tensor::zeros([2, 3, 4])
+            .additive_scores(&Tensor::zeros([3, 5, 4]), &Tensor::zeros([4]));
     });
     assert!(
         message.contains("different batch sizes (2 and 3)"),
         "{message}"
     );
     let message = panic_message(|| {
-        Tensor::zeros([2, 3, 4]).additive_scores(&Tensor::zeros([2, 5, 4]), &Tensor::zeros([1, 4]));
+        Tensor::zeros([2, 3, 4])
+            .additive_scores(&Tensor::zeros([2, 5, 4]), &Tensor::zeros([1, 4]));
     });
     assert!(
         message.starts_with(
@@ -237,7 +240,8 @@ fn shape_errors_name_the_op_the_shapes_and_the_caller() {
         "{message}"
     );
     let raised = panic_at(|| {
-        Tensor::zeros([3, 4]).additive_scores(&Tensor::zeros([2, 5, 4]), &Tensor::zeros([4]));
+        Tensor::zeros([3, 4])
+            .additive_scores(&Tensor::zeros([2, 5, 4]), &Tensor::zeros([4]));
     });
     assert!(raised.file.ends_with("additive_scores.rs"), "{raised:?}");
 }

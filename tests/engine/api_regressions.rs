@@ -8,8 +8,8 @@ use crate::common;
 
 use common::{Raised, panic_at};
 use engine::nn::{
-    Embedding, EmbeddingConfig, GruCell, GruConfig, Linear, LinearConfig, LoadError, Module,
-    StateDict, prefixed,
+    Embedding, EmbeddingConfig, GruCell, GruConfig, Linear, LinearConfig, LoadError,
+    Module, StateDict, prefixed,
 };
 use engine::optim::{Optimizer, Sgd, SgdConfig};
 use engine::{NoGrad, Tensor, anomaly, memory};
@@ -120,12 +120,13 @@ fn a_weight_tied_between_embedding_and_linear_is_counted_listed_and_stepped_once
 #[test]
 fn an_optimizer_refuses_the_same_tensor_listed_twice_naming_both_positions() {
     let w = Tensor::ones([3, 2]).requires_grad_();
-    let line = line!() + 1;
-    let raised = panic_at(|| drop(Sgd::new(vec![w.clone(), w.clone()], SgdConfig::default())));
+    let line = line!() + 2;
+    let raised =
+        panic_at(|| drop(Sgd::new(vec![w.clone(), w.clone()], SgdConfig::default())));
     assert!(
-        raised
-            .message
-            .starts_with("Sgd::new: parameters 0 and 1 (shape [3, 2]) are the same tensor"),
+        raised.message.starts_with(
+            "Sgd::new: parameters 0 and 1 (shape [3, 2]) are the same tensor"
+        ),
         "{}",
         raised.message
     );
@@ -135,7 +136,8 @@ fn an_optimizer_refuses_the_same_tensor_listed_twice_naming_both_positions() {
 // ---- load_state_dict ----------------------------------------------------------------------
 
 #[test]
-fn load_state_dict_reports_missing_unexpected_and_mismatched_together_and_changes_nothing() {
+fn load_state_dict_reports_missing_unexpected_and_mismatched_together_and_changes_nothing()
+ {
     engine::manual_seed(1);
     let cell = GruCell::new(GruConfig {
         input_size: 2,
@@ -424,9 +426,10 @@ fn a_broadcast_add_over_the_budget_names_add_and_the_broadcast_shape() {
 #[test]
 fn the_budget_is_per_thread() {
     let _guard = BudgetGuard::set(1 << 10);
-    let other = std::thread::spawn(|| (memory::budget(), Tensor::zeros([1024]).numel()))
-        .join()
-        .unwrap();
+    let other =
+        std::thread::spawn(|| (memory::budget(), Tensor::zeros([1024]).numel()))
+            .join()
+            .unwrap();
     assert_eq!(other, (None, 1024));
 }
 
@@ -438,9 +441,9 @@ fn anomaly_forward_panic_points_at_the_callers_line() {
     let line = line!() + 1;
     let raised = panic_at(|| anomaly::detect_anomaly(|| drop(x.log())));
     assert!(
-        raised
-            .message
-            .starts_with("anomaly: the forward pass of `log` produced -inf at element 1"),
+        raised.message.starts_with(
+            "anomaly: the forward pass of `log` produced -inf at element 1"
+        ),
         "{}",
         raised.message
     );
@@ -455,9 +458,9 @@ fn anomaly_backward_panic_points_at_the_callers_line() {
     let line = line!() + 1;
     let raised = panic_at(|| anomaly::detect_anomaly(|| loss.backward()));
     assert!(
-        raised
-            .message
-            .starts_with("anomaly: the backward pass of `sqrt` produced inf at element 1"),
+        raised.message.starts_with(
+            "anomaly: the backward pass of `sqrt` produced inf at element 1"
+        ),
         "{}",
         raised.message
     );
@@ -690,7 +693,8 @@ fn sums_over_an_empty_dimension_are_zeros_whichever_dimension_it_is() {
 // ---- optimizers refuse what they could never move ------------------------------------------
 
 #[test]
-fn an_optimizer_refuses_a_tensor_without_gradient_or_an_empty_list_at_the_callers_line() {
+fn an_optimizer_refuses_a_tensor_without_gradient_or_an_empty_list_at_the_callers_line()
+ {
     let params = vec![Tensor::ones([3, 2]).requires_grad_(), Tensor::zeros([2])];
     let line = line!() + 1;
     let raised = panic_at(|| drop(Sgd::new(params, SgdConfig::default())));
@@ -700,8 +704,9 @@ fn an_optimizer_refuses_a_tensor_without_gradient_or_an_empty_list_at_the_caller
     );
     assert_reported_at(&raised, line);
 
-    let line = line!() + 1;
-    let raised = panic_at(|| drop(engine::optim::Adam::new(vec![], Default::default())));
+    let line = line!() + 2;
+    let raised =
+        panic_at(|| drop(engine::optim::Adam::new(vec![], Default::default())));
     assert!(
         raised
             .message
@@ -718,7 +723,8 @@ fn an_optimizer_refuses_a_tensor_without_gradient_or_an_empty_list_at_the_caller
 const HAND_UPDATE_HINT: &str = "if it is a parameter updated by hand outside no_grad (w = &w - …), that update was recorded as an op and its result is no longer a leaf: write the new values into the parameter under no_grad instead, engine::no_grad(|| w.assign(&new_w)), or use an optimizer from engine::optim";
 
 #[test]
-fn a_parameter_updated_by_hand_outside_no_grad_is_told_to_use_no_grad_or_an_optimizer() {
+fn a_parameter_updated_by_hand_outside_no_grad_is_told_to_use_no_grad_or_an_optimizer()
+ {
     let lr = 0.25;
     let w = Tensor::from_vec(vec![1.0, -2.0], [2]).requires_grad_();
     (&w * &w).sum().backward();

@@ -149,7 +149,8 @@ fn assign_updates_every_handle_of_a_parameter() {
 
 #[test]
 fn reshape_shares_values_and_routes_gradients_back() {
-    let x = Tensor::from_vec((0..6).map(|i| i as f32).collect(), [2, 3]).requires_grad_();
+    let x =
+        Tensor::from_vec((0..6).map(|i| i as f32).collect(), [2, 3]).requires_grad_();
     let y = x.reshape([3, 2]);
     assert_eq!(y.to_vec(), x.to_vec());
     (&y * &Tensor::arange(6).reshape([3, 2])).sum().backward();
@@ -181,7 +182,9 @@ fn set_grad_replaces_the_gradient() {
 }
 
 #[test]
-#[should_panic(expected = "set_grad: the gradient has shape [3] but the tensor has [2]")]
+#[should_panic(
+    expected = "set_grad: the gradient has shape [3] but the tensor has [2]"
+)]
 fn set_grad_checks_the_shape() {
     leaf(&[1.0, 2.0]).set_grad(Some(Tensor::zeros([3])));
 }
@@ -207,8 +210,10 @@ fn powf_zero_has_a_zero_derivative_even_at_zero() {
 fn cross_entropy_ignores_minus_infinity_in_other_classes() {
     // A vocabulary mask written as -inf must not make the loss NaN (−inf · 0 is NaN).
     // PyTorch: cross_entropy([[0, -inf, 1]], [0]) = log(1 + e) = 1.3132616.
-    let logits = Tensor::from_vec(vec![0.0, f32::NEG_INFINITY, 1.0], [1, 3]).requires_grad_();
-    let loss = logits.cross_entropy(&Tensor::from_vec(vec![0.0], [1]), engine::Reduction::Mean);
+    let logits =
+        Tensor::from_vec(vec![0.0, f32::NEG_INFINITY, 1.0], [1, 3]).requires_grad_();
+    let loss = logits
+        .cross_entropy(&Tensor::from_vec(vec![0.0], [1]), engine::Reduction::Mean);
     assert!((loss.item() - 1.313_261_6).abs() < 1e-6, "{loss}");
     loss.backward();
     // softmax − onehot = [1/(1+e) − 1, 0, e/(1+e)]

@@ -72,7 +72,9 @@ fn matmul_inner_mismatch_names_both_sizes_and_suggests_transpose() {
     );
     assert!(msg.contains("8 columns") && msg.contains("7 rows"), "{msg}");
     assert!(
-        msg.contains("hint: the last dimensions agree; did you mean rhs.transpose(-2, -1)?"),
+        msg.contains(
+            "hint: the last dimensions agree; did you mean rhs.transpose(-2, -1)?"
+        ),
         "{msg}"
     );
 }
@@ -94,7 +96,9 @@ fn matmul_of_a_vector_asks_for_two_dimensions() {
         let _ = Tensor::zeros([4]).matmul(&Tensor::zeros([4, 2]));
     });
     assert!(
-        msg.contains("matmul: both operands need at least 2 dimensions, found [4] and [4, 2]"),
+        msg.contains(
+            "matmul: both operands need at least 2 dimensions, found [4] and [4, 2]"
+        ),
         "{msg}"
     );
     assert!(msg.contains("unsqueeze(0)"), "{msg}");
@@ -202,7 +206,8 @@ fn an_index_out_of_range_is_caught_before_any_kernel_runs() {
 #[test]
 fn cross_entropy_targets_must_drop_the_class_dimension() {
     let (msg, _, _) = failure(|| {
-        let _ = Tensor::zeros([4, 3]).cross_entropy(&Tensor::zeros([4, 3]), Reduction::Mean);
+        let _ = Tensor::zeros([4, 3])
+            .cross_entropy(&Tensor::zeros([4, 3]), Reduction::Mean);
     });
     assert!(
         msg.starts_with("cross_entropy: logits [4, 3] need targets of shape [4]"),
@@ -213,7 +218,9 @@ fn cross_entropy_targets_must_drop_the_class_dimension() {
             .cross_entropy(&Tensor::from_vec(vec![0.0, 3.0], [2]), Reduction::Mean);
     });
     assert!(
-        msg.contains("index 3 at position 1 is not a whole number in 0..3 (class count)"),
+        msg.contains(
+            "index 3 at position 1 is not a whole number in 0..3 (class count)"
+        ),
         "{msg}"
     );
 }
@@ -238,7 +245,9 @@ fn item_and_backward_explain_how_to_get_a_scalar() {
         let _ = x.item();
     });
     assert!(
-        msg.contains("item: only a tensor with one element has an item, found shape [3]"),
+        msg.contains(
+            "item: only a tensor with one element has an item, found shape [3]"
+        ),
         "{msg}"
     );
     let y = &x * 2.0;
@@ -305,7 +314,9 @@ fn unsqueeze_and_stack_name_the_valid_insert_positions() {
         let _ = Tensor::stack(&[Tensor::zeros([2])], -3);
     });
     assert!(
-        msg.starts_with("stack: cannot insert a dimension at -3 in a tensor of rank 1"),
+        msg.starts_with(
+            "stack: cannot insert a dimension at -3 in a tensor of rank 1"
+        ),
         "{msg}"
     );
 }
@@ -316,7 +327,9 @@ fn expand_refuses_negative_sizes_instead_of_making_an_empty_tensor() {
         let _ = Tensor::ones([3]).expand([-1, 3]);
     });
     assert!(
-        msg.starts_with("expand: size -1 at position 0 of [-1, 3] is invalid for shape [3]"),
+        msg.starts_with(
+            "expand: size -1 at position 0 of [-1, 3] is invalid for shape [3]"
+        ),
         "{msg}"
     );
     let (msg, _, _) = failure(|| {
@@ -361,7 +374,9 @@ fn matmul_t_names_both_shapes_and_suggests_matmul_when_the_right_is_not_transpos
         engine::Tensor::zeros([2, 3]).matmul_t(&engine::Tensor::zeros([3, 4]));
     });
     assert!(
-        message.starts_with("matmul_t: cannot multiply [2, 3] by the transpose of [3, 4]"),
+        message.starts_with(
+            "matmul_t: cannot multiply [2, 3] by the transpose of [3, 4]"
+        ),
         "{message}"
     );
     assert!(message.contains("did you mean matmul?"), "{message}");

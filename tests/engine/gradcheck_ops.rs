@@ -298,7 +298,8 @@ fn max_gradcheck_without_ties() {
 /// convention (as PyTorch's `amax`) is to share the gradient equally.
 #[test]
 fn max_shares_the_gradient_between_ties() {
-    let x = Tensor::from_vec(vec![1.0, 3.0, 3.0, 2.0, 0.0, -1.0], [2, 3]).requires_grad_();
+    let x = Tensor::from_vec(vec![1.0, 3.0, 3.0, 2.0, 0.0, -1.0], [2, 3])
+        .requires_grad_();
     x.max_dim(1)
         .backward_with(&Tensor::from_vec(vec![4.0, 10.0], [2]));
     assert_eq!(

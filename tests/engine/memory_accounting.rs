@@ -136,7 +136,9 @@ fn a_reservation_refused_by_the_budget_is_unchanged() {
     let payload = refused.expect_err("over the budget");
     let message = payload.downcast_ref::<String>().unwrap();
     assert!(
-        message.starts_with("my_cache: one value too many needs 4 bytes (1 values of 4 bytes)"),
+        message.starts_with(
+            "my_cache: one value too many needs 4 bytes (1 values of 4 bytes)"
+        ),
         "{message}"
     );
     assert_eq!(held.values(), 20);

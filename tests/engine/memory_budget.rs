@@ -221,9 +221,11 @@ fn a_refusal_inside_backward_names_the_forward_op_and_the_backward_line() {
 fn a_result_that_fills_the_budget_exactly_is_allowed_and_one_value_more_is_not() {
     let a = x();
     memory::set_budget(Some(memory::live_bytes() + 512 * 4));
-    let exact = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| a.exp().numel()));
+    let exact =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| a.exp().numel()));
     memory::set_budget(Some(memory::live_bytes() + 512 * 4 - 1));
-    let over = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| a.exp().numel()));
+    let over =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| a.exp().numel()));
     memory::set_budget(None);
     assert_eq!(exact.expect("exactly the budget fits"), 512);
     assert!(over.is_err(), "one byte short is refused");

@@ -7,8 +7,9 @@ use crate::nn_golden;
 use engine::gradcheck::gradcheck;
 use engine::nn::init::{self, FanMode};
 use engine::nn::{
-    Dropout, DropoutConfig, Embedding, EmbeddingConfig, Gru, GruCell, GruConfig, LayerNorm,
-    LayerNormConfig, Linear, LinearConfig, Module, StateDict, StateReader, parameter, prefixed,
+    Dropout, DropoutConfig, Embedding, EmbeddingConfig, Gru, GruCell, GruConfig,
+    LayerNorm, LayerNormConfig, Linear, LinearConfig, Module, StateDict, StateReader,
+    parameter, prefixed,
 };
 use engine::optim::{Optimizer, Sgd, SgdConfig};
 use engine::{Tensor, manual_seed};
@@ -68,7 +69,8 @@ fn layer_norm_matches_pytorch_output_and_gradients() {
     let c = case("layer_norm");
     let eps = c["eps"].as_f64().unwrap() as f32;
     let x = tensor(c, "x").requires_grad_();
-    let layer = LayerNorm::from_weights(&tensor(c, "weight"), &tensor(c, "bias"), eps);
+    let layer =
+        LayerNorm::from_weights(&tensor(c, "weight"), &tensor(c, "bias"), eps);
     let out = layer.forward(&x);
     assert_matches(&out, c, "out");
     out.backward_with(&tensor(c, "upstream"));
@@ -185,7 +187,9 @@ fn gru_cell_gradient_matches_finite_differences_for_input_hidden_and_parameters(
         Tensor::normal([3 * h], 0.0, 0.5),
         Tensor::normal([3 * h], 0.0, 0.5),
     ];
-    let f = |t: &[Tensor]| GruCell::from_weights(&t[2], &t[3], &t[4], &t[5]).forward(&t[0], &t[1]);
+    let f = |t: &[Tensor]| {
+        GruCell::from_weights(&t[2], &t[3], &t[4], &t[5]).forward(&t[0], &t[1])
+    };
     gradcheck(f, &inputs).unwrap();
 }
 
@@ -1126,7 +1130,9 @@ fn gru_forward_rejects_an_initial_state_with_a_layer_dimension() {
 }
 
 #[test]
-#[should_panic(expected = "Dropout::new: the probability p must be in [0, 1], found 1.5")]
+#[should_panic(
+    expected = "Dropout::new: the probability p must be in [0, 1], found 1.5"
+)]
 fn dropout_new_rejects_a_probability_above_one() {
     Dropout::new(DropoutConfig { p: 1.5 });
 }

@@ -5,7 +5,9 @@
 use crate::harness;
 
 use engine::{Device, GeluApprox, Reduction, Tensor};
-use harness::{F32, Tolerance, backward_weighted, on_devices, param, randn, test_gpu};
+use harness::{
+    F32, Tolerance, backward_weighted, on_devices, param, randn, test_gpu,
+};
 
 /// Forward and backward of a function of one input of shape `shape`: the result and the
 /// input's gradient.
@@ -19,7 +21,12 @@ fn unary_case(name: &str, shape: &[usize], f: impl Fn(&Tensor) -> Tensor) {
 }
 
 /// Forward and backward of a function of two inputs.
-fn binary_case(name: &str, a: &[usize], b: &[usize], f: impl Fn(&Tensor, &Tensor) -> Tensor) {
+fn binary_case(
+    name: &str,
+    a: &[usize],
+    b: &[usize],
+    f: impl Fn(&Tensor, &Tensor) -> Tensor,
+) {
     on_devices(name, F32, |dev| {
         let x = param(a, 3, dev);
         let y = param(b, 4, dev);
@@ -77,7 +84,9 @@ fn reductions() {
         "NaN propagates through max, min, maximum and minimum",
         F32,
         |dev| {
-            let x = Tensor::from_vec(vec![1.0, f32::NAN, 3.0, -1.0, 0.5, 2.0], [2, 3]).to(dev);
+            let x =
+                Tensor::from_vec(vec![1.0, f32::NAN, 3.0, -1.0, 0.5, 2.0], [2, 3])
+                    .to(dev);
             let y = Tensor::from_vec(vec![0.0, 0.0, f32::NAN], [3]).to(dev);
             vec![
                 x.max_dim(1),
@@ -198,7 +207,8 @@ fn indexing_ops() {
         let table = param(&[10, 6], 10, dev);
         let ids = Tensor::from_vec(vec![3.0, 1.0, 3.0, 9.0, 0.0, 3.0], [2, 3]);
         let rows = Tensor::embedding(&ids, &table);
-        let picked = table.index_select(1, &Tensor::from_vec(vec![5.0, 0.0, 5.0], [3]));
+        let picked =
+            table.index_select(1, &Tensor::from_vec(vec![5.0, 0.0, 5.0], [3]));
         backward_weighted(&(rows.sum_dim(-1).sum() + picked.sum()), 11);
         vec![rows, picked, table.grad().unwrap()]
     });
@@ -299,7 +309,9 @@ fn an_op_without_a_gpu_kernel_says_so() {
             .err()
             .and_then(|e| e.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| panic!("{op} on the GPU panics with a message"));
-        let expected = format!("{op}: {op} has no GPU kernel, and its input [2, 3] lives on {gpu}");
+        let expected = format!(
+            "{op}: {op} has no GPU kernel, and its input [2, 3] lives on {gpu}"
+        );
         assert!(message.starts_with(&expected), "{message}");
         assert!(message.contains("hint: compute it on the CPU"), "{message}");
     };

@@ -269,7 +269,9 @@ fn adamw_with_a_zero_gradient_only_shrinks_the_parameter() {
 }
 
 /// One step with a zero gradient from p = 4 (lr 0.1, weight decay 0.5).
-fn step_with_only_decay(make: fn(Vec<Tensor>, AdamConfig) -> Box<dyn Optimizer>) -> f32 {
+fn step_with_only_decay(
+    make: fn(Vec<Tensor>, AdamConfig) -> Box<dyn Optimizer>,
+) -> f32 {
     let p = Tensor::from_vec(vec![4.0], [1]).requires_grad_();
     let config = AdamConfig {
         lr: 0.1,
@@ -482,8 +484,8 @@ fn one_parameter() -> Vec<Tensor> {
 
 /// The message of the panic `f` raises.
 fn panic_message(f: impl FnOnce()) -> String {
-    let payload =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).expect_err("expected a panic");
+    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .expect_err("expected a panic");
     payload
         .downcast_ref::<String>()
         .cloned()
@@ -592,7 +594,9 @@ fn adamw_set_lr_rejects_nan() {
 }
 
 #[test]
-#[should_panic(expected = "clip_grad_norm: max_norm must be finite and ≥ 0, found -1")]
+#[should_panic(
+    expected = "clip_grad_norm: max_norm must be finite and ≥ 0, found -1"
+)]
 fn clip_grad_norm_rejects_a_negative_max_norm() {
     clip_grad_norm(&[], -1.0);
 }

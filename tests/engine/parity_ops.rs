@@ -253,9 +253,11 @@ fn build(case: &Case, x: &Leaves) -> Result<Tensor, String> {
             x.get("x")?.broadcast_to(&shape)
         }
         "expand" => x.get("x")?.expand(arg_i64s(case, "shape")?),
-        "narrow" => x
-            .get("x")?
-            .narrow(dim()?, arg_usize(case, "start")?, arg_usize(case, "len")?),
+        "narrow" => x.get("x")?.narrow(
+            dim()?,
+            arg_usize(case, "start")?,
+            arg_usize(case, "len")?,
+        ),
         "slice" => x
             .get("x")?
             .slice(dim()?, arg_usize(case, "start")?..arg_usize(case, "end")?),
@@ -409,7 +411,10 @@ fn run_case(case: &Case) -> Result<(), String> {
         .inputs
         .iter()
         .map(|i| {
-            let t = Tensor::from_vec(i.data.iter().map(|&v| v as f32).collect(), &i.shape);
+            let t = Tensor::from_vec(
+                i.data.iter().map(|&v| v as f32).collect(),
+                &i.shape,
+            );
             if i.requires_grad {
                 t.requires_grad_()
             } else {
@@ -434,7 +439,9 @@ fn run_case(case: &Case) -> Result<(), String> {
     out.backward_with(&case.upstream.tensor());
     for (input, leaf) in case.inputs.iter().zip(&leaves.tensors) {
         match (&input.grad, leaf.grad().ok()) {
-            (Some(want), Some(got)) => compare(&format!("gradient of {}", input.name), &got, want)?,
+            (Some(want), Some(got)) => {
+                compare(&format!("gradient of {}", input.name), &got, want)?
+            }
             (Some(_), None) => {
                 return Err(format!("input {} received no gradient", input.name));
             }
@@ -455,7 +462,8 @@ fn run_case(case: &Case) -> Result<(), String> {
 fn check_ops(ops: &[&str]) {
     let mut failures = Vec::new();
     for op in ops {
-        let cases: Vec<&Case> = golden().cases.iter().filter(|c| c.op == *op).collect();
+        let cases: Vec<&Case> =
+            golden().cases.iter().filter(|c| c.op == *op).collect();
         assert!(
             !cases.is_empty(),
             "the golden file has no case for op {op:?}"
@@ -586,9 +594,13 @@ fn comparison_rejects_values_outside_the_tolerance() {
         data: vec![1.0, -2.0],
     };
     assert!(compare("t", &Tensor::from_vec(vec![1.0, -2.0], [2]), &want).is_ok());
-    assert!(compare("t", &Tensor::from_vec(vec![1.00005, -2.0001], [2]), &want).is_ok());
+    assert!(
+        compare("t", &Tensor::from_vec(vec![1.00005, -2.0001], [2]), &want).is_ok()
+    );
     assert!(compare("t", &Tensor::from_vec(vec![1.0, -2.001], [2]), &want).is_err());
-    assert!(compare("t", &Tensor::from_vec(vec![1.0, f32::NAN], [2]), &want).is_err());
+    assert!(
+        compare("t", &Tensor::from_vec(vec![1.0, f32::NAN], [2]), &want).is_err()
+    );
     assert!(compare("t", &Tensor::from_vec(vec![1.0, -2.0], [1, 2]), &want).is_err());
 }
 

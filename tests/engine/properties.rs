@@ -21,7 +21,10 @@ fn config() -> Config {
 }
 
 /// A shape of rank `rank` with sizes 1..=`max`.
-fn shape(rank: std::ops::RangeInclusive<usize>, max: usize) -> impl Strategy<Value = Vec<usize>> {
+fn shape(
+    rank: std::ops::RangeInclusive<usize>,
+    max: usize,
+) -> impl Strategy<Value = Vec<usize>> {
     prop::collection::vec(1..=max, rank)
 }
 

@@ -31,7 +31,8 @@ fn assert_spares_are_overwritten(name: &str, run: impl Fn() -> Vec<Vec<f32>>) {
     );
     let reused = run();
     for (i, (a, b)) in fresh.iter().zip(&reused).enumerate() {
-        let same = a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+        let same = a.len() == b.len()
+            && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
         assert!(
             same,
             "{name}: output {i} differs when built in a kept buffer"

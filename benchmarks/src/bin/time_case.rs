@@ -18,7 +18,8 @@ use std::time::Instant;
 use benchmarks::{Case, measure_peak};
 use serde_json::json;
 
-const USAGE: &str = "usage: time_case CASE [--runs N] [--warmup W] | time_case --list";
+const USAGE: &str =
+    "usage: time_case CASE [--runs N] [--warmup W] | time_case --list";
 
 fn main() -> ExitCode {
     benchmarks::one_thread_unless_asked();
@@ -44,7 +45,8 @@ fn run(args: &[String]) -> Result<serde_json::Value, String> {
         return Ok(json!(cases));
     }
     let name = args.first().ok_or("no case given")?;
-    let case = Case::from_name(name).ok_or(format!("no case named {name:?} (see --list)"))?;
+    let case = Case::from_name(name)
+        .ok_or(format!("no case named {name:?} (see --list)"))?;
     if !case.fits() {
         return Err(format!(
             "{name} is skipped: it would need about {} bytes",

@@ -21,5 +21,7 @@ pub fn normalise_rows(x: &Tensor) -> Tensor {
 /// the dot products `[B, K]`.
 pub fn one_query_scores(query: &Tensor, keys: &Tensor) -> Tensor {
     let _ = (query, keys);
-    todo!("exercise 3: give the query a dimension of size 1, then bmm with the keys transposed")
+    todo!(
+        "exercise 3: give the query a dimension of size 1, then bmm with the keys transposed"
+    )
 }

@@ -5,18 +5,18 @@
 //! 1. [`a_batch_of_sequences`]: building tensors and reading their shapes.
 //! 2. [`broadcast_by_hand`]: NumPy's broadcasting rule written out, step by step, and
 //!    checked against the engine's.
-//! 3. [`every_query_against_every_key`]: the broadcast that additive attention is built on,
-//!    `[B, Q, 1, h] + [B, 1, K, h] → [B, Q, K, h]`.
+//! 3. [`every_query_against_every_key`]: the broadcast that additive attention is
+//!    built on, `[B, Q, 1, h] + [B, 1, K, h] → [B, Q, K, h]`.
 //! 4. [`shape_error`]: what a shape mistake says, and how to read it.
 //! 5. [`tour`]: everything the page prints (`cargo run -p chapter01`).
 //!
-//! The exercises are in [`exercises`]: out of the box the reference solutions run; with
-//! `--features exercises` your own `src/exercises.rs` does.
+//! The exercises are in [`exercises`]: out of the box the reference solutions run;
+//! with `--features exercises` your own `src/exercises.rs` does.
 
 use engine::Tensor;
 
-/// The exercises of this chapter: the reference solutions, or with `--features exercises`
-/// the learner's file `src/exercises.rs`.
+/// The exercises of this chapter: the reference solutions, or with `--features
+/// exercises` the learner's file `src/exercises.rs`.
 #[cfg(not(feature = "exercises"))]
 #[path = "solutions.rs"]
 pub mod exercises;
@@ -27,8 +27,8 @@ pub mod exercises;
 pub mod exercises;
 
 // ANCHOR: batch
-/// A batch of 2 sequences of 3 tokens, each token a vector of 4 features: the layout every
-/// attention module takes, `[batch, tokens, features]`.
+/// A batch of 2 sequences of 3 tokens, each token a vector of 4 features: the layout
+/// every attention module takes, `[batch, tokens, features]`.
 pub fn a_batch_of_sequences() -> Tensor {
     // 24 values, read in row-major order: the last index moves fastest.
     let values: Vec<f32> = (0..24).map(|i| i as f32).collect();
@@ -37,9 +37,10 @@ pub fn a_batch_of_sequences() -> Tensor {
 // ANCHOR_END: batch
 
 // ANCHOR: broadcast_by_hand
-/// NumPy's broadcasting rule, written out: align the shapes on their *last* dimension,
-/// pad the shorter one with 1s on the left, and in every position the sizes must be equal
-/// or one of them 1 (which is then stretched). Returns `None` when they are incompatible.
+/// NumPy's broadcasting rule, written out: align the shapes on their *last*
+/// dimension, pad the shorter one with 1s on the left, and in every position the
+/// sizes must be equal or one of them 1 (which is then stretched). Returns `None`
+/// when they are incompatible.
 pub fn broadcast_by_hand(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let rank = a.len().max(b.len());
     // Left-pad both shapes with 1s to the same rank.
@@ -63,9 +64,10 @@ pub fn broadcast_by_hand(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
 // ANCHOR_END: broadcast_by_hand
 
 // ANCHOR: every_query_against_every_key
-/// Every query of every batch element against every key, without a loop: queries
-/// `[B, Q, h]` gain an axis for the keys and keys `[B, K, h]` an axis for the queries, and
-/// broadcasting does the rest. Additive attention scores exactly this `[B, Q, K, h]` sum.
+/// Every query of every batch element against every key, without a loop: queries `[B,
+/// Q, h]` gain an axis for the keys and keys `[B, K, h]` an axis for the queries, and
+/// broadcasting does the rest. Additive attention scores exactly this `[B, Q, K, h]`
+/// sum.
 pub fn every_query_against_every_key(queries: &Tensor, keys: &Tensor) -> Tensor {
     let q = queries.unsqueeze(2); // [B, Q, 1, h]
     let k = keys.unsqueeze(1); //    [B, 1, K, h]
@@ -73,10 +75,10 @@ pub fn every_query_against_every_key(queries: &Tensor, keys: &Tensor) -> Tensor 
 }
 // ANCHOR_END: every_query_against_every_key
 
-/// Runs `f`, which is expected to make a shape mistake, and returns the message the engine
-/// gives (the first line names the op and both shapes; the next ones say which dimension
-/// disagrees, what was expected, and a hint when one helps): the `lesson` crate's
-/// [`panic_message`](lesson::panic_message), which every chapter uses.
+/// Runs `f`, which is expected to make a shape mistake, and returns the message the
+/// engine gives (the first line names the op and both shapes; the next ones say which
+/// dimension disagrees, what was expected, and a hint when one helps): the `lesson`
+/// crate's [`panic_message`](lesson::panic_message), which every chapter uses.
 pub use lesson::panic_message as shape_error;
 
 /// Everything the chapter's page shows, in order: `cargo run -p chapter01`

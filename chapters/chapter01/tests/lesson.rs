@@ -2,7 +2,8 @@
 //! query-by-key broadcast, and the shape error the page reads.
 
 use chapter01::{
-    a_batch_of_sequences, broadcast_by_hand, every_query_against_every_key, shape_error,
+    a_batch_of_sequences, broadcast_by_hand, every_query_against_every_key,
+    shape_error,
 };
 use engine::Tensor;
 use engine::shape::broadcast_shapes;

@@ -1,6 +1,7 @@
-//! Checking gradients: the scalar engine against the tensor engine on the same expression,
-//! a bridge that hands the tensor engine a derivative written by hand (so that
-//! `engine::gradcheck` can check it), and a deliberately wrong derivative for it to catch.
+//! Checking gradients: the scalar engine against the tensor engine on the same
+//! expression, a bridge that hands the tensor engine a derivative written by hand (so
+//! that `engine::gradcheck` can check it), and a deliberately wrong derivative for it
+//! to catch.
 
 use engine::Tensor;
 
@@ -42,9 +43,9 @@ pub fn tensor_gradients(a: f32, b: f32) -> [f32; 2] {
 // ANCHOR: with_derivative
 /// The values of `value`, with the derivative `derivative` with respect to `x`
 /// (elementwise): `value + (x·d − x·d)`, where only the first `x·d` is recorded. The
-/// bracket is exactly zero, so the forward pass sees `value`; `backward` sees
-/// `∂/∂x (x·d) = d`, the derivative we chose. This is how a derivative written by hand
-/// is plugged into the tensor engine.
+/// bracket is exactly zero, so the forward pass sees `value`; `backward` sees `∂/∂x
+/// (x·d) = d`, the derivative we chose. This is how a derivative written by hand is
+/// plugged into the tensor engine.
 ///
 /// # Panics
 /// When the three shapes differ.
@@ -62,9 +63,9 @@ pub fn with_derivative(value: &Tensor, x: &Tensor, derivative: &Tensor) -> Tenso
 // ANCHOR_END: with_derivative
 
 // ANCHOR: from_scalar
-/// Applies the scalar function `f` to every element of `x`, as a tensor op whose values
-/// *and* derivatives come from the scalar engine (one `backward` per element): the way to
-/// check a scalar derivative with [`engine::gradcheck::gradcheck`].
+/// Applies the scalar function `f` to every element of `x`, as a tensor op whose
+/// values *and* derivatives come from the scalar engine (one `backward` per element):
+/// the way to check a scalar derivative with [`engine::gradcheck::gradcheck`].
 pub fn tensor_op_from_scalar(x: &Tensor, f: impl Fn(&Value) -> Value) -> Tensor {
     let (mut values, mut derivatives) = (Vec::new(), Vec::new());
     for xi in x.to_vec() {

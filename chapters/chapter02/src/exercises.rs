@@ -10,20 +10,26 @@ use crate::Value;
 /// engine, built with [`Value::from_op`] and its local derivative.
 pub fn sigmoid(x: &Value) -> Value {
     let _ = x;
-    todo!("exercise 1: compute s = σ(x), then Value::from_op(s, \"σ\", vec![(x.clone(), dσ/dx)])")
+    todo!(
+        "exercise 1: compute s = σ(x), then Value::from_op(s, \"σ\", vec![(x.clone(), dσ/dx)])"
+    )
 }
 
 /// Exercise 2. The gradient of `f` at the point `at` by central differences, one entry
 /// per input.
 pub fn numeric_gradient(f: impl Fn(&[Value]) -> Value, at: &[f64]) -> Vec<f64> {
     let _ = (f, at);
-    todo!("exercise 2: for each input i, (f(x + h·eᵢ) − f(x − h·eᵢ)) / 2h with h = 1e-5")
+    todo!(
+        "exercise 2: for each input i, (f(x + h·eᵢ) − f(x − h·eᵢ)) / 2h with h = 1e-5"
+    )
 }
 
 /// Exercise 3. A neuron with two inputs: `tanh(x₁w₁ + x₂w₂ + b)`.
 pub fn neuron(x: [&Value; 2], w: [&Value; 2], b: &Value) -> Value {
     let _ = (x, w, b);
-    todo!("exercise 3: two products, two sums and a tanh, with the scalar engine's ops")
+    todo!(
+        "exercise 3: two products, two sums and a tanh, with the scalar engine's ops"
+    )
 }
 
 /// Exercise 4. `softplus(x) = ln(1 + eˣ)`, elementwise, as a tensor op whose derivative

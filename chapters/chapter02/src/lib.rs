@@ -8,17 +8,17 @@
 //! 2. [`Value::topological_order`]: the graph walked without recursion, and
 //!    [`Value::backward`]: the chain rule along that order, accumulating.
 //! 3. [`bugs`]: two deliberately wrong `backward`s, one that overwrites where it must
-//!    accumulate and one that keeps stale intermediate gradients, with the numbers they
-//!    get wrong.
-//! 4. [`checks`]: the same expression in the scalar and the tensor engine, a bridge that
-//!    hands the tensor engine a derivative written by hand ([`checks::with_derivative`]),
-//!    and `engine::gradcheck` catching a wrong one.
+//!    accumulate and one that keeps stale intermediate gradients, with the numbers
+//!    they get wrong.
+//! 4. [`checks`]: the same expression in the scalar and the tensor engine, a bridge
+//!    that hands the tensor engine a derivative written by hand
+//!    ([`checks::with_derivative`]), and `engine::gradcheck` catching a wrong one.
 //! 5. [`picture`]: the graph of the running example, drawn from a walk over it.
 //! 6. [`tour`]: everything the page prints (`cargo run -p chapter02`).
 //!
-//! The running example is micrograd's `L = (a·b + c)·f` ([`example`]). The exercises are
-//! in [`exercises`]: out of the box the reference solutions run; with
-//! `--features exercises` your own `src/exercises.rs` does.
+//! The running example is micrograd's `L = (a·b + c)·f` ([`example`]). The exercises
+//! are in [`exercises`]: out of the box the reference solutions run; with `--features
+//! exercises` your own `src/exercises.rs` does.
 
 use engine::Tensor;
 use engine::gradcheck::{GradcheckError, GradcheckOptions, gradcheck};
@@ -30,8 +30,8 @@ mod scalar;
 
 pub use scalar::{Value, short};
 
-/// The exercises of this chapter: the reference solutions, or with `--features exercises`
-/// the learner's file `src/exercises.rs`.
+/// The exercises of this chapter: the reference solutions, or with `--features
+/// exercises` the learner's file `src/exercises.rs`.
 #[cfg(not(feature = "exercises"))]
 #[path = "solutions.rs"]
 pub mod exercises;
@@ -183,7 +183,8 @@ pub fn tour() -> String {
     let l = &d * &f;
     d.retain_grad(); // keep this intermediate gradient; e's is dropped
     l.backward();
-    let item = |t: &Tensor| short(f64::from(t.grad().expect("a kept gradient").item()));
+    let item =
+        |t: &Tensor| short(f64::from(t.grad().expect("a kept gradient").item()));
     line(format!(
         "tensor engine: a {}, b {}, c {}, f {}, d {}",
         item(&a),
@@ -245,7 +246,8 @@ pub fn tour() -> String {
     let result = gradcheck(|t| checks::expression_tensor(&t[0], &t[1]), &[a, b]);
     line(format!("gradcheck(expression_tensor): {result:?}"));
     let x = [Tensor::from_vec(vec![-1.5, -0.4, 0.0, 0.7, 2.0], [5])]; // one input
-    let scalar_tanh = |t: &[Tensor]| checks::tensor_op_from_scalar(&t[0], Value::tanh);
+    let scalar_tanh =
+        |t: &[Tensor]| checks::tensor_op_from_scalar(&t[0], Value::tanh);
     line(format!(
         "gradcheck(scalar tanh): {:?}",
         gradcheck(scalar_tanh, &x)
@@ -253,8 +255,9 @@ pub fn tour() -> String {
     // ANCHOR_END: tour_gradcheck
 
     // ANCHOR: tour_wrong
-    let wrong =
-        |t: &[Tensor]| checks::tensor_op_from_scalar(&t[0], checks::tanh_with_wrong_derivative);
+    let wrong = |t: &[Tensor]| {
+        checks::tensor_op_from_scalar(&t[0], checks::tanh_with_wrong_derivative)
+    };
     let Err(GradcheckError::Mismatch(mismatch)) = gradcheck(wrong, &x) else {
         panic!("1 − x² is not tanh's derivative");
     };

@@ -8,12 +8,12 @@ use std::ops::{Add, Mul};
 use std::rc::Rc;
 
 // ANCHOR: value
-/// One number in a computation graph: a cheap handle (an [`Rc`]) to a node holding the
-/// number, its gradient, and the values it was computed from.
+/// One number in a computation graph: a cheap handle (an [`Rc`]) to a node holding
+/// the number, its gradient, and the values it was computed from.
 ///
-/// Cloning a `Value` copies the handle, not the node: `let b = &a + &a;` records the *same*
-/// node twice as an input of `b`, which is exactly the case that makes gradients
-/// accumulate.
+/// Cloning a `Value` copies the handle, not the node: `let b = &a + &a;` records the
+/// *same* node twice as an input of `b`, which is exactly the case that makes
+/// gradients accumulate.
 #[derive(Clone)]
 pub struct Value(Rc<Node>);
 
@@ -99,7 +99,8 @@ impl Value {
         self.0.grad.get()
     }
 
-    /// Replaces the gradient (what `backward` and [`zero_grad`](Value::zero_grad) do).
+    /// Replaces the gradient (what `backward` and [`zero_grad`](Value::zero_grad)
+    /// do).
     pub fn set_grad(&self, grad: f64) {
         self.0.grad.set(grad);
     }
@@ -138,14 +139,15 @@ impl Value {
 
 // ANCHOR: topological_order
 impl Value {
-    /// Every value this one depends on, and itself, each once, every value after all of
-    /// its inputs (a topological order): a depth-first search written with an explicit
-    /// stack instead of recursion, so a graph a million ops deep cannot overflow the
-    /// thread's stack.
+    /// Every value this one depends on, and itself, each once, every value after all
+    /// of its inputs (a topological order): a depth-first search written with an
+    /// explicit stack instead of recursion, so a graph a million ops deep cannot
+    /// overflow the thread's stack.
     pub fn topological_order(&self) -> Vec<Value> {
         let mut order = Vec::new();
         let mut visited = HashSet::new();
-        // `false`: visit the value (push its inputs); `true`: its inputs are all placed.
+        // `false`: visit the value (push its inputs); `true`: its inputs are all
+        // placed.
         let mut stack = vec![(self.clone(), false)];
         while let Some((value, inputs_placed)) = stack.pop() {
             if inputs_placed {
@@ -181,12 +183,14 @@ impl Value {
         for v in order.iter().filter(|v| !v.is_leaf()) {
             v.zero_grad();
         }
-        // ∂self/∂self = 1 (added, so that a leaf passed as `self` accumulates as well).
+        // ∂self/∂self = 1 (added, so that a leaf passed as `self` accumulates as
+        // well).
         self.set_grad(self.grad() + 1.0);
         // Newest first: each value's gradient is complete before it is passed on.
         for v in order.iter().rev() {
             for (input, local) in v.inputs() {
-                // The chain rule, accumulated: a value used twice gets both contributions.
+                // The chain rule, accumulated: a value used twice gets both
+                // contributions.
                 input.set_grad(input.grad() + local * v.grad());
             }
         }
@@ -197,8 +201,8 @@ impl Value {
 // ANCHOR: drop
 /// Frees a graph without recursion. The default drop of a long chain would drop the
 /// newest node, which drops its input, which drops *its* input, … one stack frame per
-/// op. Here each node hands its inputs to a work list, and only nodes this was the last
-/// handle to are taken apart further.
+/// op. Here each node hands its inputs to a work list, and only nodes this was the
+/// last handle to are taken apart further.
 impl Drop for Node {
     fn drop(&mut self) {
         let mut pending: Vec<Value> = self.inputs.drain(..).map(|(v, _)| v).collect();

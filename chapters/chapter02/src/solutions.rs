@@ -1,6 +1,6 @@
 // ANCHOR: all
-//! Reference solutions to the chapter 2 exercises. Try `src/exercises.rs` first; the tests
-//! in `tests/exercises.rs` hold both to the same assertions.
+//! Reference solutions to the chapter 2 exercises. Try `src/exercises.rs` first; the
+//! tests in `tests/exercises.rs` hold both to the same assertions.
 
 use engine::Tensor;
 
@@ -17,12 +17,13 @@ pub fn sigmoid(x: &Value) -> Value {
 // ANCHOR_END: sigmoid
 
 // ANCHOR: numeric_gradient
-/// Exercise 2. The gradient of `f` at `at` by central differences, one input at a time:
-/// `∂f/∂xᵢ ≈ (f(x + h eᵢ) − f(x − h eᵢ)) / 2h`, with `h = 1e-5` (in `f64` the error is
-/// about `h²`, far below the tests' tolerance). Uses only the forward pass.
+/// Exercise 2. The gradient of `f` at `at` by central differences, one input at a
+/// time: `∂f/∂xᵢ ≈ (f(x + h eᵢ) − f(x − h eᵢ)) / 2h`, with `h = 1e-5` (in `f64` the
+/// error is about `h²`, far below the tests' tolerance). Uses only the forward pass.
 pub fn numeric_gradient(f: impl Fn(&[Value]) -> Value, at: &[f64]) -> Vec<f64> {
     let h = 1e-5;
-    let f_at = |x: &[f64]| f(&x.iter().map(|&v| Value::new(v)).collect::<Vec<_>>()).data();
+    let f_at =
+        |x: &[f64]| f(&x.iter().map(|&v| Value::new(v)).collect::<Vec<_>>()).data();
     (0..at.len())
         .map(|i| {
             let (mut plus, mut minus) = (at.to_vec(), at.to_vec());
@@ -45,8 +46,8 @@ pub fn neuron(x: [&Value; 2], w: [&Value; 2], b: &Value) -> Value {
 // ANCHOR_END: neuron
 
 // ANCHOR: softplus
-/// Exercise 4. `softplus(x) = ln(1 + eˣ)`, elementwise, as a tensor op with a derivative
-/// written by hand: `σ(x)`, plugged in with [`with_derivative`].
+/// Exercise 4. `softplus(x) = ln(1 + eˣ)`, elementwise, as a tensor op with a
+/// derivative written by hand: `σ(x)`, plugged in with [`with_derivative`].
 pub fn softplus(x: &Tensor) -> Tensor {
     let value = (x.exp() + 1.0).log();
     with_derivative(&value, x, &x.sigmoid())

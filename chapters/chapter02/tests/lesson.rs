@@ -6,8 +6,8 @@
 
 use chapter02::bugs::{backward_keeping_stale_gradients, backward_overwriting};
 use chapter02::checks::{
-    expression, expression_tensor, scalar_gradients, tanh_with_wrong_derivative, tensor_gradients,
-    tensor_op_from_scalar, with_derivative,
+    expression, expression_tensor, scalar_gradients, tanh_with_wrong_derivative,
+    tensor_gradients, tensor_op_from_scalar, with_derivative,
 };
 use chapter02::picture::graph_layout;
 use chapter02::{Value, example, short};
@@ -184,8 +184,9 @@ fn tanh_and_exp_derivatives_match_central_differences() {
         for f in [Value::tanh, Value::exp] {
             let x = Value::new(x0);
             f(&x).backward();
-            let numeric =
-                (f(&Value::new(x0 + h)).data() - f(&Value::new(x0 - h)).data()) / (2.0 * h);
+            let numeric = (f(&Value::new(x0 + h)).data()
+                - f(&Value::new(x0 - h)).data())
+                / (2.0 * h);
             assert!(
                 close(x.grad(), numeric, 1e-8),
                 "at {x0}: {} vs {numeric}",
@@ -252,7 +253,8 @@ fn gradcheck_accepts_the_tensor_expression_and_the_scalar_tanh() {
 fn gradcheck_catches_the_wrong_tanh_derivative_except_at_zero() {
     let xs = [-1.5f32, -0.4, 0.0, 0.7, 2.0];
     let x = Tensor::from_vec(xs.to_vec(), [5]);
-    let wrong = |t: &[Tensor]| tensor_op_from_scalar(&t[0], tanh_with_wrong_derivative);
+    let wrong =
+        |t: &[Tensor]| tensor_op_from_scalar(&t[0], tanh_with_wrong_derivative);
     let Err(GradcheckError::Mismatch(mismatch)) = gradcheck(wrong, &[x]) else {
         panic!("1 − x² is not tanh's derivative");
     };
@@ -360,7 +362,8 @@ fn the_graph_layout_comes_from_walking_the_example() {
         ("f\ndata -2 | grad 4", (2, 1)),
         ("L = d × f\ndata -8 | grad 1", (3, 0)),
     ];
-    let found: Vec<(&str, (u32, u32))> = nodes.iter().map(|(t, p)| (t.as_str(), *p)).collect();
+    let found: Vec<(&str, (u32, u32))> =
+        nodes.iter().map(|(t, p)| (t.as_str(), *p)).collect();
     assert_eq!(found, expected);
     assert_eq!(edges, [(0, 2), (1, 2), (2, 4), (3, 4), (4, 6), (5, 6)]);
 }

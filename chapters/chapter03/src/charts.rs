@@ -112,7 +112,12 @@ pub fn tick_labels(values: &[f32], every: usize) -> Vec<String> {
 
 /// The attention weights `[Q, K]` as a heatmap: queries (test inputs) down, keys (sorted
 /// training inputs) across, with the colour scale from the smallest to the largest weight.
-pub fn weights_heatmap(title: &str, weights: &Tensor, queries: &Tensor, keys: &Tensor) -> String {
+pub fn weights_heatmap(
+    title: &str,
+    weights: &Tensor,
+    queries: &Tensor,
+    keys: &Tensor,
+) -> String {
     let values = weights.to_vec();
     let rows = tick_labels(&queries.to_vec(), 10);
     let cols = tick_labels(&keys.to_vec(), 10);
@@ -132,12 +137,17 @@ pub fn weights_heatmap(title: &str, weights: &Tensor, queries: &Tensor, keys: &T
 
 /// Test and leave-one-out errors against the kernel width, on a log scale, with average
 /// pooling's test error and the learned width as reference lines.
-pub fn widths_chart(sweep: &[WidthResult], average_mse: f32, learned_sigma: f32) -> String {
+pub fn widths_chart(
+    sweep: &[WidthResult],
+    average_mse: f32,
+    learned_sigma: f32,
+) -> String {
     let x = |r: &WidthResult| r.sigma.log10();
     let test: Vec<(f32, f32)> = sweep.iter().map(|r| (x(r), r.test_mse)).collect();
     let loo: Vec<(f32, f32)> = sweep.iter().map(|r| (x(r), r.loo_mse)).collect();
     let ends = [sweep.first(), sweep.last()];
-    let average: Vec<(f32, f32)> = ends.iter().flatten().map(|r| (x(r), average_mse)).collect();
+    let average: Vec<(f32, f32)> =
+        ends.iter().flatten().map(|r| (x(r), average_mse)).collect();
     let top = sweep
         .iter()
         .map(|r| r.loo_mse.max(r.test_mse))

@@ -26,12 +26,16 @@ pub fn leave_one_out_weights(x: &Tensor, w: f32) -> Tensor {
 /// `queries: [Q, d]`, `keys: [K, d]`, scores `−‖q − kᵢ‖² / 2σ²`, result `[Q, K]`.
 pub fn gaussian_weights_nd(queries: &Tensor, keys: &Tensor, sigma: f32) -> Tensor {
     let _ = (queries, keys, sigma);
-    todo!("exercise 3: broadcast to [Q, K, d], square, sum over the features, then softmax")
+    todo!(
+        "exercise 3: broadcast to [Q, K, d], square, sum over the features, then softmax"
+    )
 }
 
 /// Exercise 4. A width per key: `softmax(−((q − kᵢ) · wᵢ)² / 2)` with `w: [K]`:
 /// `queries: [Q]`, `keys: [K]`, result `[Q, K]`.
 pub fn per_key_width_weights(queries: &Tensor, keys: &Tensor, w: &Tensor) -> Tensor {
     let _ = (queries, keys, w);
-    todo!("exercise 4: the [Q, K] differences times w: [K] broadcast along the queries")
+    todo!(
+        "exercise 4: the [Q, K] differences times w: [K] broadcast along the queries"
+    )
 }

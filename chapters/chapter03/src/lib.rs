@@ -1,26 +1,28 @@
 //! # Chapter 3: attention pooling
 //!
 //! The code of the third lesson (the page is `book/src/ch03-attention-pooling.md`):
-//! attention as a weighted average of values, the weights coming from how similar a query
-//! is to each key. The setting is d2l's: Nadaraya–Watson kernel regression on a small 1-D
-//! data set, where the training inputs are the keys, their targets the values, and the
-//! points where we want a prediction the queries.
+//! attention as a weighted average of values, the weights coming from how similar a
+//! query is to each key. The setting is d2l's: Nadaraya–Watson kernel regression on a
+//! small 1-D data set, where the training inputs are the keys, their targets the
+//! values, and the points where we want a prediction the queries.
 //!
 //! 1. [`Dataset`] and [`true_function`]: the seeded regression data.
-//! 2. [`attention_pool`]: the general form `f(q) = Σᵢ α(q, kᵢ) vᵢ`; [`average_pooling`],
-//!    its baseline with uniform weights; [`mse`], the measure of a fit.
-//! 3. [`gaussian_scores`] and [`nadaraya_watson`]: the non-parametric estimator, weights
-//!    `softmax(−(q − kᵢ)² / 2σ²)` for every query against every key at once.
-//! 4. [`leave_one_out`], [`NwKernelRegression`] and [`train`]: a learned kernel width `w`,
-//!    trained by gradient descent on leave-one-out predictions.
-//! 5. [`effective_keys`] and [`width_sweep`]: reading a row of weights, and what too wide
-//!    and too narrow a kernel do.
-//! 6. [`naive_softmax`] and [`stable_softmax`]: why a softmax subtracts the largest score.
+//! 2. [`attention_pool`]: the general form `f(q) = Σᵢ α(q, kᵢ) vᵢ`;
+//!    [`average_pooling`], its baseline with uniform weights; [`mse`], the measure of
+//!    a fit.
+//! 3. [`gaussian_scores`] and [`nadaraya_watson`]: the non-parametric estimator,
+//!    weights `softmax(−(q − kᵢ)² / 2σ²)` for every query against every key at once.
+//! 4. [`leave_one_out`], [`NwKernelRegression`] and [`train`]: a learned kernel width
+//!    `w`, trained by gradient descent on leave-one-out predictions.
+//! 5. [`effective_keys`] and [`width_sweep`]: reading a row of weights, and what too
+//!    wide and too narrow a kernel do.
+//! 6. [`naive_softmax`] and [`stable_softmax`]: why a softmax subtracts the largest
+//!    score.
 //! 7. [`charts`]: the figures; [`tour`]: everything the page prints
 //!    (`cargo run -p chapter03`).
 //!
-//! The exercises are in [`exercises`]: out of the box the reference solutions run; with
-//! `--features exercises` your own `src/exercises.rs` does.
+//! The exercises are in [`exercises`]: out of the box the reference solutions run;
+//! with `--features exercises` your own `src/exercises.rs` does.
 
 use engine::nn::{Module, parameter};
 use engine::optim::{Adam, AdamConfig, Optimizer};
@@ -28,8 +30,8 @@ use engine::{Tensor, no_grad};
 
 pub mod charts;
 
-/// The exercises of this chapter: the reference solutions, or with `--features exercises`
-/// the learner's file `src/exercises.rs`.
+/// The exercises of this chapter: the reference solutions, or with `--features
+/// exercises` the learner's file `src/exercises.rs`.
 #[cfg(not(feature = "exercises"))]
 #[path = "solutions.rs"]
 pub mod exercises;
@@ -40,9 +42,9 @@ pub mod exercises;
 pub mod exercises;
 
 // ANCHOR: data
-/// The function the regression should recover, d2l's `f(x) = 2 sin x + x^0.8`. The sine
-/// and the power are the `libm` crate's, which give the same bits on every platform (the
-/// standard library's call the system's maths library, which may not).
+/// The function the regression should recover, d2l's `f(x) = 2 sin x + x^0.8`. The
+/// sine and the power are the `libm` crate's, which give the same bits on every
+/// platform (the standard library's call the system's maths library, which may not).
 pub fn true_function(x: f32) -> f32 {
     2.0 * libm::sinf(x) + libm::powf(x, 0.8)
 }
@@ -53,20 +55,22 @@ pub fn true_function_of(x: &Tensor) -> Tensor {
     Tensor::from_vec(values, x.shape())
 }
 
-/// A 1-D regression problem: noisy samples of [`true_function`] to learn from, and evenly
-/// spaced points where the prediction is compared with the truth.
+/// A 1-D regression problem: noisy samples of [`true_function`] to learn from, and
+/// evenly spaced points where the prediction is compared with the truth.
 ///
-/// In the language of attention, the training inputs are the **keys**, the training targets
-/// the **values**, and the test inputs the **queries**.
+/// In the language of attention, the training inputs are the **keys**, the training
+/// targets the **values**, and the test inputs the **queries**.
 #[derive(Clone, Debug)]
 pub struct Dataset {
-    /// Training inputs `[n_train]`, drawn uniformly from `[0, 5)` and sorted: the keys.
+    /// Training inputs `[n_train]`, drawn uniformly from `[0, 5)` and sorted: the
+    /// keys.
     pub x_train: Tensor,
     /// Training targets `[n_train]`: `f(x) + ε` with `ε ~ N(0, 0.5²)`: the values.
     pub y_train: Tensor,
     /// Test inputs `[n_test]`, evenly spaced from 0 (`0, 5/n_test, …`): the queries.
     pub x_test: Tensor,
-    /// The noise-free truth at the test inputs, `f(x_test)`: what a prediction should be.
+    /// The noise-free truth at the test inputs, `f(x_test)`: what a prediction should
+    /// be.
     pub y_test: Tensor,
 }
 
@@ -92,8 +96,8 @@ impl Dataset {
 // ANCHOR_END: data
 
 // ANCHOR: attention_pool
-/// Attention pooling in its general form: `f(q) = Σᵢ α(q, kᵢ) vᵢ`, the weights of each
-/// query (a row of `weights`) times the values, summed over the keys.
+/// Attention pooling in its general form: `f(q) = Σᵢ α(q, kᵢ) vᵢ`, the weights of
+/// each query (a row of `weights`) times the values, summed over the keys.
 ///
 /// | argument | shape |
 /// |---|---|
@@ -114,8 +118,8 @@ pub fn average_pooling(queries: &Tensor, values: &Tensor) -> Tensor {
 // ANCHOR_END: attention_pool
 
 // ANCHOR: mse
-/// Mean squared error between predictions and targets of the same shape, a scalar tensor
-/// (so it can be a training loss too).
+/// Mean squared error between predictions and targets of the same shape, a scalar
+/// tensor (so it can be a training loss too).
 pub fn mse(predictions: &Tensor, targets: &Tensor) -> Tensor {
     (predictions - targets).square().mean()
 }
@@ -139,9 +143,9 @@ pub fn gaussian_scores(queries: &Tensor, keys: &Tensor, sigma: f32) -> Tensor {
 // ANCHOR_END: gaussian_scores
 
 // ANCHOR: nadaraya_watson
-/// Nadaraya–Watson kernel regression with a Gaussian kernel of width `sigma`: the weights
-/// `α = softmax(−(q − kᵢ)² / 2σ²)` over the keys, then [`attention_pool`]. Returns the
-/// predictions `[Q]` and the weights `[Q, K]`.
+/// Nadaraya–Watson kernel regression with a Gaussian kernel of width `sigma`: the
+/// weights `α = softmax(−(q − kᵢ)² / 2σ²)` over the keys, then [`attention_pool`].
+/// Returns the predictions `[Q]` and the weights `[Q, K]`.
 ///
 /// Nothing is learned: the training data *is* the model, which is what
 /// "non-parametric" means.
@@ -157,9 +161,9 @@ pub fn nadaraya_watson(
 // ANCHOR_END: nadaraya_watson
 
 // ANCHOR: leave_one_out
-/// For each of the `n` entries of `x: [n]`, all the others: `[n, n − 1]`, row `i` being `x`
-/// without `x[i]`. Training with these as keys (and the same rows of the targets as values)
-/// means no training point can see its own target.
+/// For each of the `n` entries of `x: [n]`, all the others: `[n, n − 1]`, row `i`
+/// being `x` without `x[i]`. Training with these as keys (and the same rows of the
+/// targets as values) means no training point can see its own target.
 pub fn leave_one_out(x: &Tensor) -> Tensor {
     let n = x.size(0);
     let tiled = x.unsqueeze(0).expand([n, n]).reshape([n * n]); // row i: all of x
@@ -177,8 +181,8 @@ pub fn leave_one_out(x: &Tensor) -> Tensor {
 
 // ANCHOR: model
 /// Nadaraya–Watson regression with one learned parameter, d2l's `NWKernelRegression`:
-/// `α = softmax(−((q − kᵢ) · w)² / 2)`. With `w = 1/σ` it is exactly [`nadaraya_watson`];
-/// training `w` learns the kernel's width `σ = 1/|w|`.
+/// `α = softmax(−((q − kᵢ) · w)² / 2)`. With `w = 1/σ` it is exactly
+/// [`nadaraya_watson`]; training `w` learns the kernel's width `σ = 1/|w|`.
 #[derive(Clone, Debug)]
 pub struct NwKernelRegression {
     /// The inverse width, a `[1]` tensor that requires a gradient.
@@ -212,17 +216,23 @@ impl NwKernelRegression {
         1.0 / self.w().abs()
     }
 
-    /// The attention weights `[Q, K]` of `queries: [Q]` over `keys`, which are either shared
-    /// by every query (`[K]`) or one row per query (`[Q, K]`, as [`leave_one_out`] gives).
+    /// The attention weights `[Q, K]` of `queries: [Q]` over `keys`, which are either
+    /// shared by every query (`[K]`) or one row per query (`[Q, K]`, as
+    /// [`leave_one_out`] gives).
     pub fn weights(&self, queries: &Tensor, keys: &Tensor) -> Tensor {
         let diff = queries.unsqueeze(1) - keys; // [Q, 1] − [K] or [Q, K] → [Q, K]
         let scores = -(diff * &self.w).square() / 2.0; // [Q, K] · [1] → [Q, K]
         scores.softmax(-1)
     }
 
-    /// The predictions `[Q]`: [`attention_pool`] of the [`weights`](Self::weights) with
-    /// `values` (`[K]` or `[Q, K]`, like the keys).
-    pub fn forward(&self, queries: &Tensor, keys: &Tensor, values: &Tensor) -> Tensor {
+    /// The predictions `[Q]`: [`attention_pool`] of the [`weights`](Self::weights)
+    /// with `values` (`[K]` or `[Q, K]`, like the keys).
+    pub fn forward(
+        &self,
+        queries: &Tensor,
+        keys: &Tensor,
+        values: &Tensor,
+    ) -> Tensor {
         attention_pool(&self.weights(queries, keys), values)
     }
 }
@@ -244,9 +254,9 @@ pub struct TrainStep {
 }
 
 // ANCHOR: train
-/// Trains the model's `w` with Adam for `steps` full-batch steps: each query of `queries`
-/// is predicted from `keys` and `values` and compared with its target in `targets`.
-/// Returns the loss and `w` of every step, before its update.
+/// Trains the model's `w` with Adam for `steps` full-batch steps: each query of
+/// `queries` is predicted from `keys` and `values` and compared with its target in
+/// `targets`. Returns the loss and `w` of every step, before its update.
 pub fn train(
     model: &NwKernelRegression,
     queries: &Tensor,
@@ -280,16 +290,22 @@ pub fn train(
 // ANCHOR_END: train
 
 // ANCHOR: measures
-/// How many keys each query really uses: `1 / Σᵢ αᵢ²` for each row of `weights: [Q, K]`,
-/// giving `[Q]`. Uniform weights over `K` keys give `K`; all the weight on one key gives 1.
+/// How many keys each query really uses: `1 / Σᵢ αᵢ²` for each row of `weights: [Q,
+/// K]`, giving `[Q]`. Uniform weights over `K` keys give `K`; all the weight on one
+/// key gives 1.
 pub fn effective_keys(weights: &Tensor) -> Tensor {
     1.0 / weights.square().sum_dim(-1)
 }
 
-/// How much of each query's weight falls on keys within `radius` of it: `weights: [Q, K]`,
-/// `queries: [Q]`, `keys: [K]`, giving `[Q]`. A Gaussian kernel of width σ puts about 38%
-/// of its mass within σ/2 and 95% within 2σ.
-pub fn weight_within(weights: &Tensor, queries: &Tensor, keys: &Tensor, radius: f32) -> Tensor {
+/// How much of each query's weight falls on keys within `radius` of it: `weights: [Q,
+/// K]`, `queries: [Q]`, `keys: [K]`, giving `[Q]`. A Gaussian kernel of width σ puts
+/// about 38% of its mass within σ/2 and 95% within 2σ.
+pub fn weight_within(
+    weights: &Tensor,
+    queries: &Tensor,
+    keys: &Tensor,
+    radius: f32,
+) -> Tensor {
     let diff = queries.unsqueeze(1) - keys.unsqueeze(0); // [Q, K]
     let near = diff.square().le(&Tensor::scalar(radius * radius)); // 1 where |q − k| ≤ r
     (weights * near).sum_dim(-1)
@@ -303,16 +319,16 @@ pub struct WidthResult {
     pub sigma: f32,
     /// Mean squared error against the truth at the test inputs.
     pub test_mse: f32,
-    /// Mean squared error of the leave-one-out predictions of the training targets: the
-    /// loss [`train`] minimises.
+    /// Mean squared error of the leave-one-out predictions of the training targets:
+    /// the loss [`train`] minimises.
     pub loo_mse: f32,
     /// The mean over the test queries of [`effective_keys`].
     pub effective_keys: f32,
 }
 
 // ANCHOR: width_sweep
-/// The fixed-width estimator for each width in `sigmas`: its test error, its leave-one-out
-/// training error and how many keys its queries use.
+/// The fixed-width estimator for each width in `sigmas`: its test error, its
+/// leave-one-out training error and how many keys its queries use.
 pub fn width_sweep(data: &Dataset, sigmas: &[f32]) -> Vec<WidthResult> {
     let loo_keys = leave_one_out(&data.x_train);
     let loo_values = leave_one_out(&data.y_train);
@@ -322,7 +338,8 @@ pub fn width_sweep(data: &Dataset, sigmas: &[f32]) -> Vec<WidthResult> {
             let (pred, weights) =
                 nadaraya_watson(&data.x_test, &data.x_train, &data.y_train, sigma);
             let model = NwKernelRegression::new(1.0 / sigma);
-            let loo = no_grad(|| model.forward(&data.x_train, &loo_keys, &loo_values));
+            let loo =
+                no_grad(|| model.forward(&data.x_train, &loo_keys, &loo_values));
             WidthResult {
                 sigma,
                 test_mse: mse(&pred, &data.y_test).item(),
@@ -335,18 +352,18 @@ pub fn width_sweep(data: &Dataset, sigmas: &[f32]) -> Vec<WidthResult> {
 // ANCHOR_END: width_sweep
 
 // ANCHOR: softmaxes
-/// Softmax as the formula reads: `exp(sᵢ) / Σⱼ exp(sⱼ)` along the last dimension. Scores
-/// below about −104 make `exp` underflow to 0 in `f32`; a row where that happens to every
-/// score becomes `0 / 0 = NaN`.
+/// Softmax as the formula reads: `exp(sᵢ) / Σⱼ exp(sⱼ)` along the last dimension.
+/// Scores below about −104 make `exp` underflow to 0 in `f32`; a row where that
+/// happens to every score becomes `0 / 0 = NaN`.
 pub fn naive_softmax(scores: &Tensor) -> Tensor {
     let exps = scores.exp();
     &exps / exps.sum_dim_keepdim(-1)
 }
 
-/// The same softmax, computed safely: subtract each row's largest score first. The result
-/// is unchanged (the factor `exp(−max)` cancels between numerator and denominator), but now
-/// the largest term is `exp(0) = 1` and the sum is at least 1. The engine's
-/// [`Tensor::softmax`] does this in one kernel.
+/// The same softmax, computed safely: subtract each row's largest score first. The
+/// result is unchanged (the factor `exp(−max)` cancels between numerator and
+/// denominator), but now the largest term is `exp(0) = 1` and the sum is at least 1.
+/// The engine's [`Tensor::softmax`] does this in one kernel.
 pub fn stable_softmax(scores: &Tensor) -> Tensor {
     let max = scores.max_dim_keepdim(-1).detach(); // [Q, 1]: a constant shift
     naive_softmax(&(scores - max))
@@ -404,8 +421,8 @@ pub struct Tour {
     pub sweep: Vec<WidthResult>,
 }
 
-/// Runs the whole lesson once, seeded: the numbers the page quotes and the data behind its
-/// figures.
+/// Runs the whole lesson once, seeded: the numbers the page quotes and the data
+/// behind its figures.
 pub fn run_tour() -> Tour {
     use settings::*;
     let mut out = String::new();

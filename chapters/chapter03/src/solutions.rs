@@ -1,14 +1,14 @@
 // ANCHOR: all
-//! Reference solutions to the chapter 3 exercises. Try `src/exercises.rs` first; the tests
-//! in `tests/exercises.rs` hold both to the same assertions.
+//! Reference solutions to the chapter 3 exercises. Try `src/exercises.rs` first; the
+//! tests in `tests/exercises.rs` hold both to the same assertions.
 
 use attention::{Fill, Mask, masked_softmax};
 use engine::Tensor;
 
 // ANCHOR: laplacian_weights
-/// Exercise 1. Attention weights from a Laplacian kernel, `softmax(−|q − kᵢ| / width)`:
-/// `queries: [Q]`, `keys: [K]`, result `[Q, K]`. The engine has no `abs`; `|d|` is
-/// `relu(d) + relu(−d)`.
+/// Exercise 1. Attention weights from a Laplacian kernel, `softmax(−|q − kᵢ| /
+/// width)`: `queries: [Q]`, `keys: [K]`, result `[Q, K]`. The engine has no `abs`;
+/// `|d|` is `relu(d) + relu(−d)`.
 pub fn laplacian_weights(queries: &Tensor, keys: &Tensor, width: f32) -> Tensor {
     let diff = queries.unsqueeze(1) - keys.unsqueeze(0); // [Q, K]
     let distance = diff.relu() + (-&diff).relu(); //        |q − k|
@@ -17,9 +17,9 @@ pub fn laplacian_weights(queries: &Tensor, keys: &Tensor, width: f32) -> Tensor 
 // ANCHOR_END: laplacian_weights
 
 // ANCHOR: leave_one_out_weights
-/// Exercise 2. Every point of `x: [n]` attends to every *other* point with Gaussian scores
-/// `−((xᵢ − xⱼ) · w)² / 2`: `[n, n]` weights with a zero diagonal, the diagonal hidden by a
-/// keep mask rather than cut out of the keys.
+/// Exercise 2. Every point of `x: [n]` attends to every *other* point with Gaussian
+/// scores `−((xᵢ − xⱼ) · w)² / 2`: `[n, n]` weights with a zero diagonal, the
+/// diagonal hidden by a keep mask rather than cut out of the keys.
 pub fn leave_one_out_weights(x: &Tensor, w: f32) -> Tensor {
     let n = x.size(0);
     let diff = x.unsqueeze(1) - x.unsqueeze(0); //    [n, n]

@@ -2,7 +2,8 @@
 //! solutions by default and against `src/exercises.rs` with `--features exercises`.
 
 use chapter03::exercises::{
-    gaussian_weights_nd, laplacian_weights, leave_one_out_weights, per_key_width_weights,
+    gaussian_weights_nd, laplacian_weights, leave_one_out_weights,
+    per_key_width_weights,
 };
 use engine::Tensor;
 use lesson::assert_close;

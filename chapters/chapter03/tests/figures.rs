@@ -29,7 +29,9 @@ fn the_committed_figures_are_what_the_code_draws() {
         assert!(svg.contains("key (training input xᵢ)"), "{name}");
         let scale_tick = |l: &str| {
             let l = l.trim();
-            l.len() == 4 && l.starts_with("0.") && l[2..].chars().all(|c| c.is_ascii_digit())
+            l.len() == 4
+                && l.starts_with("0.")
+                && l[2..].chars().all(|c| c.is_ascii_digit())
         };
         assert!(svg.lines().any(scale_tick), "{name} has no colour scale");
     }

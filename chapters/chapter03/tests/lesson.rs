@@ -4,9 +4,10 @@
 
 use chapter03::charts::tick_labels;
 use chapter03::{
-    Dataset, NwKernelRegression, attention_pool, average_pooling, effective_keys, gaussian_scores,
-    leave_one_out, mse, nadaraya_watson, naive_softmax, rows_with_nan, stable_softmax, train,
-    true_function, true_function_of, weight_within, width_sweep,
+    Dataset, NwKernelRegression, attention_pool, average_pooling, effective_keys,
+    gaussian_scores, leave_one_out, mse, nadaraya_watson, naive_softmax,
+    rows_with_nan, stable_softmax, train, true_function, true_function_of,
+    weight_within, width_sweep,
 };
 use engine::Tensor;
 use engine::gradcheck::gradcheck;
@@ -127,7 +128,8 @@ fn nadaraya_watson_matches_the_softmax_written_out() {
 fn the_weights_are_non_negative_and_every_row_sums_to_one() {
     let data = small_data(1);
     for sigma in [0.01, 0.3, 1.0, 100.0] {
-        let (_, weights) = nadaraya_watson(&data.x_test, &data.x_train, &data.y_train, sigma);
+        let (_, weights) =
+            nadaraya_watson(&data.x_test, &data.x_train, &data.y_train, sigma);
         assert_eq!(weights.shape(), &[20, 30]);
         assert!(weights.to_vec().iter().all(|&a| a >= 0.0), "sigma {sigma}");
         for s in weights.sum_dim(-1).to_vec() {
@@ -139,7 +141,8 @@ fn the_weights_are_non_negative_and_every_row_sums_to_one() {
 #[test]
 fn a_very_wide_kernel_collapses_to_average_pooling() {
     let data = small_data(2);
-    let (pred, weights) = nadaraya_watson(&data.x_test, &data.x_train, &data.y_train, 1000.0);
+    let (pred, weights) =
+        nadaraya_watson(&data.x_test, &data.x_train, &data.y_train, 1000.0);
     assert!(
         weights
             .to_vec()
@@ -185,7 +188,8 @@ fn the_model_with_w_one_over_sigma_is_the_fixed_width_estimator() {
         let model = NwKernelRegression::new(1.0 / sigma);
         assert!((model.sigma() - sigma).abs() < 1e-6);
         let learned = model.forward(&data.x_test, &data.x_train, &data.y_train);
-        let (fixed, _) = nadaraya_watson(&data.x_test, &data.x_train, &data.y_train, sigma);
+        let (fixed, _) =
+            nadaraya_watson(&data.x_test, &data.x_train, &data.y_train, sigma);
         assert_close(&learned.to_vec(), &fixed.to_vec(), 1e-5);
     }
 }
@@ -245,7 +249,9 @@ fn training_lowers_the_leave_one_out_loss_and_sharpens_the_weights() {
     assert!(last < 0.8 * first, "loss {first} -> {last}");
     assert!(model.w() > 1.5, "w = {}", model.w());
     // A larger w is a narrower kernel: fewer keys carry the weight.
-    let before = effective_keys(&NwKernelRegression::new(1.0).weights(&data.x_test, &data.x_train));
+    let before = effective_keys(
+        &NwKernelRegression::new(1.0).weights(&data.x_test, &data.x_train),
+    );
     let after = effective_keys(&model.weights(&data.x_test, &data.x_train));
     assert!(after.mean().item() < 0.7 * before.mean().item());
 }
@@ -295,7 +301,8 @@ fn the_width_sweep_is_worst_at_both_ends_on_the_leave_one_out_loss() {
         "{sweep:?}"
     );
     // Too wide is average pooling: every key in use, and its test error.
-    let average = mse(&average_pooling(&data.x_test, &data.y_train), &data.y_test).item();
+    let average =
+        mse(&average_pooling(&data.x_test, &data.y_train), &data.y_test).item();
     assert!((wide.test_mse - average).abs() < 1e-4);
     assert!((wide.effective_keys - 30.0).abs() < 1e-2);
     assert!(narrow.effective_keys < 1.5);
@@ -314,7 +321,8 @@ fn effective_keys_count_uniform_rows_fully_and_one_hot_rows_once() {
 
 #[test]
 fn weight_within_adds_the_weights_of_the_keys_inside_the_radius() {
-    let weights = Tensor::from_vec(vec![0.1, 0.2, 0.3, 0.4, 0.4, 0.3, 0.2, 0.1], [2, 4]);
+    let weights =
+        Tensor::from_vec(vec![0.1, 0.2, 0.3, 0.4, 0.4, 0.3, 0.2, 0.1], [2, 4]);
     let (queries, keys) = (t(&[0.0, 3.0]), t(&[0.0, 0.4, 1.0, 3.2]));
     // Query 0 keeps keys 0 and 0.4; query 3 keeps key 3.2 only.
     let near = weight_within(&weights, &queries, &keys, 0.5);
@@ -322,7 +330,8 @@ fn weight_within_adds_the_weights_of_the_keys_inside_the_radius() {
 }
 
 #[test]
-fn the_naive_softmax_turns_underflowing_scores_into_nan_and_the_stable_one_does_not() {
+fn the_naive_softmax_turns_underflowing_scores_into_nan_and_the_stable_one_does_not()
+{
     let scores = Tensor::from_vec(vec![-1000.0, -1001.0, 0.0, 1.0], [2, 2]);
     let naive = naive_softmax(&scores).to_vec();
     assert!(naive[0].is_nan() && naive[1].is_nan(), "{naive:?}");

@@ -1,5 +1,6 @@
-//! The chapter's small token examples: a right-padded batch for an encoder, a left-padded
-//! sequence for a decoder, their attention scores, and the figures drawn from them.
+//! The chapter's small token examples: a right-padded batch for an encoder, a
+//! left-padded sequence for a decoder, their attention scores, and the figures drawn
+//! from them.
 
 use attention::{Fill, Mask, masked_softmax};
 use engine::Tensor;
@@ -18,8 +19,9 @@ pub fn padded_batch() -> Tensor {
 }
 // ANCHOR_END: vocab
 
-/// A decoder's batch padded on the *left*, as batched generation pads it so that every
-/// sequence ends at the last position: `<pad> <pad> the cat sat`, shape `[1, 5]`.
+/// A decoder's batch padded on the *left*, as batched generation pads it so that
+/// every sequence ends at the last position: `<pad> <pad> the cat sat`, shape `[1,
+/// 5]`.
 pub fn left_padded_sequence() -> Tensor {
     Tensor::from_vec(vec![0.0, 0.0, 1.0, 2.0, 3.0], [1, 5])
 }
@@ -30,9 +32,9 @@ pub fn tokens(ids: &[f32]) -> Vec<String> {
 }
 
 // ANCHOR: token_scores
-/// Self-attention scores of a batch of token ids `[B, T]`: each token is looked up in an
-/// embedding `table: [vocab, d]`, and every token is scored against every other by the
-/// scaled dot product of their embeddings, `x xᵀ / √d`.
+/// Self-attention scores of a batch of token ids `[B, T]`: each token is looked up in
+/// an embedding `table: [vocab, d]`, and every token is scored against every other by
+/// the scaled dot product of their embeddings, `x xᵀ / √d`.
 ///
 /// | tensor | shape |
 /// |---|---|
@@ -46,7 +48,8 @@ pub fn token_scores(ids: &Tensor, table: &Tensor) -> Tensor {
 }
 // ANCHOR_END: token_scores
 
-/// The embedding table every example of the chapter uses: `[6, 8]`, drawn from seed 0.
+/// The embedding table every example of the chapter uses: `[6, 8]`, drawn from seed
+/// 0.
 pub fn embedding_table() -> Tensor {
     engine::manual_seed(0);
     Tensor::randn([VOCAB.len(), 8])
@@ -63,24 +66,26 @@ pub fn padded_batch_lens() -> Tensor {
 }
 
 // ANCHOR: decoder_mask
-/// The mask of a decoder on [`left_padded_sequence`]: causal order *and* no padding key.
-/// The queries at the two padding positions may see only keys 0..=q, all padding: their
-/// rows are fully masked.
+/// The mask of a decoder on [`left_padded_sequence`]: causal order *and* no padding
+/// key. The queries at the two padding positions may see only keys 0..=q, all
+/// padding: their rows are fully masked.
 pub fn decoder_mask() -> Mask {
-    // "<pad> <pad> the cat sat": 1 marks a real token (exercise 2 derives it from the ids).
+    // "<pad> <pad> the cat sat": 1 marks a real token (exercise 2 derives it from the
+    // ids).
     let real = Tensor::from_vec(vec![0.0, 0.0, 1.0, 1.0, 1.0], [1, 5]); // [B, K]
     Mask::causal() & Mask::key_padding(&real)
 }
 // ANCHOR_END: decoder_mask
 
-/// The left-padded sequence's weights under [`decoder_mask`] with the given fill, `[1, 5, 5]`.
+/// The left-padded sequence's weights under [`decoder_mask`] with the given fill,
+/// `[1, 5, 5]`.
 pub fn decoder_weights(fill: Fill) -> Tensor {
     let scores = token_scores(&left_padded_sequence(), &embedding_table());
     masked_softmax(&scores, &decoder_mask(), fill)
 }
 
-/// Figure `ch04-valid-lens.svg`: the padded batch's weights under its valid lengths, one
-/// panel per sentence, queries down and keys across, labelled with the tokens.
+/// Figure `ch04-valid-lens.svg`: the padded batch's weights under its valid lengths,
+/// one panel per sentence, queries down and keys across, labelled with the tokens.
 pub fn valid_lens_figure() -> String {
     let ids = padded_batch();
     let weights = masked_softmax(
@@ -108,9 +113,9 @@ pub fn valid_lens_figure() -> String {
     })
 }
 
-/// Figure `ch04-causal-left-padding.svg`: the left-padded sequence under causal order and
-/// its padding mask, with `Fill::D2l` (the fully masked rows turn uniform over *every*
-/// key, future included) and with `Fill::Safe` (they are zero).
+/// Figure `ch04-causal-left-padding.svg`: the left-padded sequence under causal order
+/// and its padding mask, with `Fill::D2l` (the fully masked rows turn uniform over
+/// *every* key, future included) and with `Fill::Safe` (they are zero).
 pub fn causal_figure() -> String {
     let labels = tokens(&left_padded_sequence().to_vec());
     let d2l = decoder_weights(Fill::D2l).to_vec();

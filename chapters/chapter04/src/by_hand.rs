@@ -1,10 +1,12 @@
 //! Masked softmax written from scratch with engine ops: d2l's `sequence_mask` and
-//! `masked_softmax`, then a softmax that leaves hidden keys out without a sentinel value.
+//! `masked_softmax`, then a softmax that leaves hidden keys out without a sentinel
+//! value.
 
 use engine::Tensor;
 
 // ANCHOR: sequence_keep
-/// Which positions of each row are real: `keep[i, k] = 1` when `k < valid_len[i]`, else 0.
+/// Which positions of each row are real: `keep[i, k] = 1` when `k < valid_len[i]`,
+/// else 0.
 ///
 /// | argument | shape |
 /// |---|---|
@@ -30,8 +32,8 @@ pub fn sequence_mask(x: &Tensor, valid_len: &Tensor, value: f32) -> Tensor {
 // ANCHOR_END: sequence_mask
 
 // ANCHOR: lens_per_row
-/// One valid length per row of the scores flattened to `[B·Q, K]`: lengths `[B]` (one per
-/// example) are repeated for each of the `queries` rows of their example; lengths
+/// One valid length per row of the scores flattened to `[B·Q, K]`: lengths `[B]` (one
+/// per example) are repeated for each of the `queries` rows of their example; lengths
 /// `[B, Q]` (one per query) are already one per row and are only flattened.
 ///
 /// # Panics
@@ -51,13 +53,17 @@ pub fn lens_per_row(valid_lens: &Tensor, queries: usize) -> Tensor {
 
 // ANCHOR: masked_softmax_by_hand
 /// d2l's `masked_softmax`, with the fill value as an argument: softmax over the last
-/// dimension of `x: [B, Q, K]`, where the keys at or beyond each row's valid length are
-/// first overwritten with `fill`. d2l uses `fill = -1e6`; `None` means no mask.
+/// dimension of `x: [B, Q, K]`, where the keys at or beyond each row's valid length
+/// are first overwritten with `fill`. d2l uses `fill = -1e6`; `None` means no mask.
 ///
 /// # Panics
 /// When `x` is not 3-D, or `valid_lens` is neither `[B]` nor `[B, Q]`.
 #[track_caller]
-pub fn masked_softmax_by_hand(x: &Tensor, valid_lens: Option<&Tensor>, fill: f32) -> Tensor {
+pub fn masked_softmax_by_hand(
+    x: &Tensor,
+    valid_lens: Option<&Tensor>,
+    fill: f32,
+) -> Tensor {
     let Some(valid_lens) = valid_lens else {
         return x.softmax(-1);
     };
@@ -71,17 +77,18 @@ pub fn masked_softmax_by_hand(x: &Tensor, valid_lens: Option<&Tensor>, fill: f32
 // ANCHOR_END: masked_softmax_by_hand
 
 // ANCHOR: softmax_over_visible
-/// Softmax over the visible keys only, with no sentinel value: `keep` (0/1, broadcasting to
-/// `scores: [..., Q, K]`) says which keys take part. Hidden keys are left out of the
-/// maximum, the exponentials and the sum, so their weight is exactly 0 whatever the real
-/// scores are, and a row with no visible key gets weights 0 (not 0/0) and gradients 0.
+/// Softmax over the visible keys only, with no sentinel value: `keep` (0/1,
+/// broadcasting to `scores: [..., Q, K]`) says which keys take part. Hidden keys are
+/// left out of the maximum, the exponentials and the sum, so their weight is exactly
+/// 0 whatever the real scores are, and a row with no visible key gets weights 0 (not
+/// 0/0) and gradients 0.
 pub fn softmax_over_visible(scores: &Tensor, keep: &Tensor) -> Tensor {
     let neg_inf = Tensor::scalar(f32::NEG_INFINITY);
     let zero = Tensor::scalar(0.0);
     let keep = keep.broadcast_to(scores.shape());
     // 1. The largest *visible* score of each row. Shifting a row does not change its
-    //    softmax, so the shift is a constant (detached). A row with nothing visible has
-    //    maximum -inf; it is shifted by 0 instead, to stay finite.
+    //    softmax, so the shift is a constant (detached). A row with nothing visible
+    //    has maximum -inf; it is shifted by 0 instead, to stay finite.
     let row_max = keep
         .where_cond(scores, &neg_inf)
         .detach()
@@ -90,7 +97,8 @@ pub fn softmax_over_visible(scores: &Tensor, keep: &Tensor) -> Tensor {
     // 2. Hidden keys become -inf *before* exp, so they contribute exactly 0, and no
     //    gradient reaches them.
     let exps = keep.where_cond(&(scores - &shift), &neg_inf).exp();
-    // 3. Divide by the row sums, or by 1 in a row with nothing visible (0/1 = 0, not 0/0).
+    // 3. Divide by the row sums, or by 1 in a row with nothing visible (0/1 = 0, not
+    //    0/0).
     let sums = exps.sum_dim_keepdim(-1);
     &exps / &sums.gt(&zero).where_cond(&sums, &Tensor::scalar(1.0))
 }

@@ -9,14 +9,18 @@ use engine::Tensor;
 /// when `|i − j| ≤ window`.
 pub fn sliding_window_keep(len: usize, window: usize) -> Tensor {
     let _ = (len, window);
-    todo!("exercise 1: positions as a column and as a row, two comparisons, one product")
+    todo!(
+        "exercise 1: positions as a column and as a row, two comparisons, one product"
+    )
 }
 
 /// Exercise 2. The key-padding mask `[B, K]` of token ids `ids: [B, K]`: 1 where the id is
 /// a real token, 0 where it equals `pad_id`.
 pub fn key_padding_from_ids(ids: &Tensor, pad_id: f32) -> Tensor {
     let _ = (ids, pad_id);
-    todo!("exercise 2: compare with pad_id, then turn the 1s into 0s and the 0s into 1s")
+    todo!(
+        "exercise 2: compare with pad_id, then turn the 1s into 0s and the 0s into 1s"
+    )
 }
 
 /// Exercise 3. A prefix-LM mask for `queries` queries over as many keys: every query sees

@@ -1,5 +1,5 @@
-//! What the fill value does beyond the forward pass: the gradients of a training step when
-//! a row is fully masked, and which fill values a 16-bit float can hold at all.
+//! What the fill value does beyond the forward pass: the gradients of a training step
+//! when a row is fully masked, and which fill values a 16-bit float can hold at all.
 
 use engine::Tensor;
 
@@ -15,11 +15,11 @@ pub struct StepGradients {
 }
 
 // ANCHOR: a_training_step
-/// One forward and backward pass through attention over 3 keys for a batch of 2 examples,
-/// one query each; example 0 may see 2 keys, example 1 none (an empty sequence). `attend`
-/// turns the scores `[2, 1, 3]` into weights under that mask; `loss_weights` says how
-/// much each example's output counts in the loss (0 to leave it out, as a masked loss
-/// does).
+/// One forward and backward pass through attention over 3 keys for a batch of 2
+/// examples, one query each; example 0 may see 2 keys, example 1 none (an empty
+/// sequence). `attend` turns the scores `[2, 1, 3]` into weights under that mask;
+/// `loss_weights` says how much each example's output counts in the loss (0 to leave
+/// it out, as a masked loss does).
 pub fn a_training_step(
     attend: impl Fn(&Tensor) -> Tensor,
     loss_weights: [f32; 2],
@@ -71,7 +71,8 @@ pub const BF16: FloatFormat = FloatFormat {
     mantissa_bits: 7,
 };
 
-/// IEEE single precision, `f32`, the engine's only type: 8 exponent bits, 23 fraction bits.
+/// IEEE single precision, `f32`, the engine's only type: 8 exponent bits, 23 fraction
+/// bits.
 pub const F32: FloatFormat = FloatFormat {
     name: "f32",
     exponent_bits: 8,
@@ -85,18 +86,20 @@ impl FloatFormat {
         (1 << (self.exponent_bits - 1)) - 1
     }
 
-    /// The largest finite value, `(2 − 2^−m) · 2^max_exponent`: every fraction bit set
-    /// (65504 for `f16`). Computed in `f64`, which holds every one of these exactly.
+    /// The largest finite value, `(2 − 2^−m) · 2^max_exponent`: every fraction bit
+    /// set (65504 for `f16`). Computed in `f64`, which holds every one of these
+    /// exactly.
     pub fn largest_finite(self) -> f64 {
         (2.0 - 2f64.powi(-self.mantissa_bits)) * 2f64.powi(self.max_exponent())
     }
 
-    /// Whether `x` becomes ±infinity when rounded to this format (round to nearest, ties
-    /// to even): from half a step above the largest finite value on, `(2 − 2^−(m+1)) ·
-    /// 2^max_exponent` (65520 for `f16`), the nearest candidate is infinity.
+    /// Whether `x` becomes ±infinity when rounded to this format (round to nearest,
+    /// ties to even): from half a step above the largest finite value on, `(2 −
+    /// 2^−(m+1)) · 2^max_exponent` (65520 for `f16`), the nearest candidate is
+    /// infinity.
     pub fn overflows(self, x: f64) -> bool {
-        let threshold =
-            (2.0 - 2f64.powi(-(self.mantissa_bits + 1))) * 2f64.powi(self.max_exponent());
+        let threshold = (2.0 - 2f64.powi(-(self.mantissa_bits + 1)))
+            * 2f64.powi(self.max_exponent());
         x.abs() >= threshold
     }
 }

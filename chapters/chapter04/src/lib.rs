@@ -2,22 +2,23 @@
 //!
 //! The code of the fourth lesson (the page is `book/src/ch04-masked-softmax.md`):
 //!
-//! 1. [`padded_batch`] and [`token_scores`]: why a batch needs a mask, on two sentences
-//!    padded to one length.
-//! 2. [`sequence_keep`], [`sequence_mask`], [`lens_per_row`] and [`masked_softmax_by_hand`]:
-//!    d2l's masked softmax written from scratch with engine ops, for valid lengths `[B]`
-//!    and `[B, Q]`, checked against the library's [`attention::masked_softmax`].
-//! 3. [`a_training_step`] and [`FloatFormat`]: what the fill value (`-1e6`, `-1e9`, `-inf`)
-//!    does to a fully masked row, to its gradients, and in 16-bit floats.
-//! 4. [`softmax_over_visible`]: a softmax that leaves hidden keys out without any sentinel
-//!    value, the idea of the library's `Fill::Safe`.
-//! 5. [`decoder_mask`]: causal order and padding combined with `&`, and the fully masked
-//!    rows a left-padded decoder batch has.
+//! 1. [`padded_batch`] and [`token_scores`]: why a batch needs a mask, on two
+//!    sentences padded to one length.
+//! 2. [`sequence_keep`], [`sequence_mask`], [`lens_per_row`] and
+//!    [`masked_softmax_by_hand`]: d2l's masked softmax written from scratch with
+//!    engine ops, for valid lengths `[B]` and `[B, Q]`, checked against the library's
+//!    [`attention::masked_softmax`].
+//! 3. [`a_training_step`] and [`FloatFormat`]: what the fill value (`-1e6`, `-1e9`,
+//!    `-inf`) does to a fully masked row, to its gradients, and in 16-bit floats.
+//! 4. [`softmax_over_visible`]: a softmax that leaves hidden keys out without any
+//!    sentinel value, the idea of the library's `Fill::Safe`.
+//! 5. [`decoder_mask`]: causal order and padding combined with `&`, and the fully
+//!    masked rows a left-padded decoder batch has.
 //! 6. [`valid_lens_figure`] and [`causal_figure`]: the page's heatmaps.
 //! 7. [`tour`]: everything the page prints (`cargo run -p chapter04`).
 //!
-//! The exercises are in [`exercises`]: out of the box the reference solutions run; with
-//! `--features exercises` your own `src/exercises.rs` does.
+//! The exercises are in [`exercises`]: out of the box the reference solutions run;
+//! with `--features exercises` your own `src/exercises.rs` does.
 
 use attention::{D2L_FILL, Fill, Mask, masked_softmax};
 use engine::Tensor;
@@ -29,16 +30,17 @@ mod fill;
 
 pub use batch::{
     PAD, VOCAB, causal_figure, decoder_mask, decoder_weights, embedding_table,
-    left_padded_sequence, padded_batch, padded_batch_lens, padded_batch_scores, token_scores,
-    tokens, valid_lens_figure,
+    left_padded_sequence, padded_batch, padded_batch_lens, padded_batch_scores,
+    token_scores, tokens, valid_lens_figure,
 };
 pub use by_hand::{
-    lens_per_row, masked_softmax_by_hand, sequence_keep, sequence_mask, softmax_over_visible,
+    lens_per_row, masked_softmax_by_hand, sequence_keep, sequence_mask,
+    softmax_over_visible,
 };
 pub use fill::{BF16, F16, F32, FloatFormat, StepGradients, a_training_step};
 
-/// The exercises of this chapter: the reference solutions, or with `--features exercises`
-/// the learner's file `src/exercises.rs`.
+/// The exercises of this chapter: the reference solutions, or with `--features
+/// exercises` the learner's file `src/exercises.rs`.
 #[cfg(not(feature = "exercises"))]
 #[path = "solutions.rs"]
 pub mod exercises;
@@ -48,10 +50,12 @@ pub mod exercises;
 #[path = "exercises.rs"]
 pub mod exercises;
 
-/// Scores in, weights out: one way of masking, as the tour's fill table compares them.
+/// Scores in, weights out: one way of masking, as the tour's fill table compares
+/// them.
 type Attend<'a> = &'a dyn Fn(&Tensor) -> Tensor;
 
-/// Values as rows of `row_len`, four decimals: `[0.2689 0.7311 0.0000] [NaN NaN NaN]`.
+/// Values as rows of `row_len`, four decimals: `[0.2689 0.7311 0.0000] [NaN NaN
+/// NaN]`.
 fn rows(values: &[f32], row_len: usize) -> String {
     values
         .chunks(row_len)
@@ -82,7 +86,8 @@ pub fn tour() -> String {
         scores.shape()
     ));
     // The weight each query of "a dog <pad> <pad>" gives the two <pad> keys.
-    let on_padding = |w: &Tensor| w.narrow(0, 1, 1).narrow(2, 2, 2).sum_dim(-1).squeeze(0);
+    let on_padding =
+        |w: &Tensor| w.narrow(0, 1, 1).narrow(2, 2, 2).sum_dim(-1).squeeze(0);
     line(format!(
         "no mask:   weight on <pad> = {:.4}",
         on_padding(&scores.softmax(-1))
@@ -143,7 +148,8 @@ pub fn tour() -> String {
     let lens = Tensor::from_vec(vec![2.0, 0.0], [2]); // example 1 may see no key
     let d2l = |s: &Tensor| masked_softmax_by_hand(s, Some(&lens), -1e6);
     let article = |s: &Tensor| masked_softmax_by_hand(s, Some(&lens), -1e9);
-    let neg_inf = |s: &Tensor| masked_softmax_by_hand(s, Some(&lens), f32::NEG_INFINITY);
+    let neg_inf =
+        |s: &Tensor| masked_softmax_by_hand(s, Some(&lens), f32::NEG_INFINITY);
     let safe = |s: &Tensor| masked_softmax(s, &Mask::valid_lens(&lens), Fill::Safe);
     let fills: [(&str, Attend<'_>); 4] = [
         ("-1e6 (d2l)", &d2l),

@@ -2,7 +2,9 @@
 //! solutions by default and against `src/exercises.rs` with `--features exercises`.
 
 use attention::{Fill, Mask, masked_softmax};
-use chapter04::exercises::{key_padding_from_ids, prefix_lm_mask, sliding_window_keep};
+use chapter04::exercises::{
+    key_padding_from_ids, prefix_lm_mask, sliding_window_keep,
+};
 use engine::Tensor;
 
 #[test]

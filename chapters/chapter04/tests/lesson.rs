@@ -5,8 +5,8 @@
 use attention::{Fill, Mask, masked_softmax};
 use chapter04::{
     BF16, F16, F32, a_training_step, decoder_mask, decoder_weights, lens_per_row,
-    masked_softmax_by_hand, padded_batch, padded_batch_lens, padded_batch_scores, sequence_keep,
-    sequence_mask, softmax_over_visible, token_scores, tokens,
+    masked_softmax_by_hand, padded_batch, padded_batch_lens, padded_batch_scores,
+    sequence_keep, sequence_mask, softmax_over_visible, token_scores, tokens,
 };
 use engine::Tensor;
 use engine::gradcheck::gradcheck;
@@ -37,7 +37,8 @@ fn sequence_mask_overwrites_only_the_positions_past_each_length() {
 fn lens_per_row_repeats_lengths_per_example_and_flattens_lengths_per_query() {
     let per_example = lens_per_row(&Tensor::from_vec(vec![2.0, 3.0], [2]), 2);
     assert_eq!(per_example.to_vec(), vec![2.0, 2.0, 3.0, 3.0]);
-    let per_query = lens_per_row(&Tensor::from_vec(vec![1.0, 3.0, 2.0, 4.0], [2, 2]), 2);
+    let per_query =
+        lens_per_row(&Tensor::from_vec(vec![1.0, 3.0, 2.0, 4.0], [2, 2]), 2);
     assert_eq!(per_query.to_vec(), vec![1.0, 3.0, 2.0, 4.0]);
 }
 
@@ -94,7 +95,8 @@ fn masked_softmax_by_hand_has_the_gradient_of_finite_differences() {
 }
 
 #[test]
-fn a_fully_masked_row_is_uniform_under_finite_fills_nan_under_minus_inf_and_zero_under_safe() {
+fn a_fully_masked_row_is_uniform_under_finite_fills_nan_under_minus_inf_and_zero_under_safe()
+ {
     let x = Tensor::from_vec(vec![1.0, 2.0, 3.0], [1, 1, 3]);
     let none = Tensor::from_vec(vec![0.0], [1]);
     for fill in [-1e6, -1e9] {
@@ -122,7 +124,8 @@ fn the_training_step_values_are_the_hand_derived_ones() {
     let lens = Tensor::from_vec(vec![2.0, 0.0], [2]);
     // -1e6: example 0 weights [LOW, HIGH, 0] on values 0.5·[1, 2, 3]; example 1 uniform on
     // 0.5·[4, 5, 6]. loss = 0.5·(LOW + 2·HIGH) + 0.5·5, dL/dw = (LOW + 2·HIGH) + 5.
-    let g = a_training_step(|s| masked_softmax_by_hand(s, Some(&lens), -1e6), [1.0, 1.0]);
+    let g =
+        a_training_step(|s| masked_softmax_by_hand(s, Some(&lens), -1e6), [1.0, 1.0]);
     let first = LOW + 2.0 * HIGH;
     assert!((g.loss - (0.5 * first + 2.5)).abs() < 1e-5, "{}", g.loss);
     assert!((g.shared - (first + 5.0)).abs() < 1e-5, "{}", g.shared);
@@ -143,9 +146,11 @@ fn the_training_step_values_are_the_hand_derived_ones() {
 }
 
 #[test]
-fn minus_inf_makes_the_loss_and_the_shared_gradient_nan_even_when_the_row_counts_zero() {
+fn minus_inf_makes_the_loss_and_the_shared_gradient_nan_even_when_the_row_counts_zero()
+ {
     let lens = Tensor::from_vec(vec![2.0, 0.0], [2]);
-    let attend = |s: &Tensor| masked_softmax_by_hand(s, Some(&lens), f32::NEG_INFINITY);
+    let attend =
+        |s: &Tensor| masked_softmax_by_hand(s, Some(&lens), f32::NEG_INFINITY);
     for loss_weights in [[1.0, 1.0], [1.0, 0.0]] {
         let g = a_training_step(attend, loss_weights);
         assert!(g.loss.is_nan(), "{loss_weights:?}: loss {}", g.loss);
@@ -237,7 +242,8 @@ fn softmax_over_visible_ignores_the_real_scores_of_hidden_keys_however_extreme()
 }
 
 #[test]
-fn softmax_over_visible_has_the_gradient_of_finite_differences_and_zero_on_empty_rows() {
+fn softmax_over_visible_has_the_gradient_of_finite_differences_and_zero_on_empty_rows()
+ {
     engine::manual_seed(5);
     let x = Tensor::randn([2, 3]);
     let keep = Tensor::from_vec(vec![1.0, 0.0, 1.0, 0.0, 0.0, 0.0], [2, 3]);
@@ -264,7 +270,9 @@ fn the_padded_batch_gives_no_weight_to_padding_once_masked() {
     assert_eq!(tokens(&ids.to_vec()[4..]), ["a", "dog", "<pad>", "<pad>"]);
     let scores = padded_batch_scores();
     assert_eq!(scores.shape(), &[2, 4, 4]);
-    let w = masked_softmax(&scores, &Mask::valid_lens(&padded_batch_lens()), Fill::Safe).to_vec();
+    let w =
+        masked_softmax(&scores, &Mask::valid_lens(&padded_batch_lens()), Fill::Safe)
+            .to_vec();
     for (row, weights) in w.chunks(4).enumerate() {
         let real = if row < 4 { 3 } else { 2 };
         assert!(

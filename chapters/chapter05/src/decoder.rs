@@ -1,5 +1,5 @@
-//! The single-query form a sequence-to-sequence decoder uses, written out one engine op
-//! at a time.
+//! The single-query form a sequence-to-sequence decoder uses, written out one engine
+//! op at a time.
 
 use attention::{Fill, Mask, masked_softmax};
 use engine::Tensor;
@@ -7,8 +7,9 @@ use engine::nn::{Linear, StateDict};
 
 use lesson::Trace;
 
-/// Bahdanau attention for one query per example, step by step: the same computation as
-/// [`attention::BahdanauAttention`], with the shape of every intermediate tensor recorded.
+/// Bahdanau attention for one query per example, step by step: the same computation
+/// as [`attention::BahdanauAttention`], with the shape of every intermediate tensor
+/// recorded.
 ///
 /// | argument | shape |
 /// |---|---|
@@ -54,10 +55,10 @@ impl BahdanauByHand {
 
 impl BahdanauByHand {
     // ANCHOR: decoder_forward
-    /// One decoder step: scores the query against every key with
-    /// `vᵀ tanh(W_q q + W_k k)` (both projections with a bias), pools the values with the
-    /// masked softmax of the scores, projects the pooled vector with `W_o`, and returns
-    /// `(context, weights)`.
+    /// One decoder step: scores the query against every key with `vᵀ tanh(W_q q + W_k
+    /// k)` (both projections with a bias), pools the values with the masked softmax
+    /// of the scores, projects the pooled vector with `W_o`, and returns `(context,
+    /// weights)`.
     pub fn forward(
         &self,
         query: &Tensor,

@@ -32,7 +32,9 @@ pub fn general_scores(queries: &Tensor, keys: &Tensor, w: &Tensor) -> Tensor {
 /// score. `queries: [B, Q, d]`, `keys: [B, K, d]`. Returns `[B, Q, K]`.
 pub fn distance_scores(queries: &Tensor, keys: &Tensor) -> Tensor {
     let _ = (queries, keys);
-    todo!("exercise 3: pairwise differences and a sum of squares, or ‖q‖² − 2 q·k + ‖k‖²")
+    todo!(
+        "exercise 3: pairwise differences and a sum of squares, or ‖q‖² − 2 q·k + ‖k‖²"
+    )
 }
 
 /// Exercise 4. The scores of exercise 1, computed `chunk` queries at a time, so that the
@@ -47,5 +49,7 @@ pub fn chunked_additive_scores(
     chunk: usize,
 ) -> Tensor {
     let _ = (queries, keys, w_q, w_k, w_v, chunk);
-    todo!("exercise 4: narrow the queries chunk by chunk along dimension 1, score, and concat")
+    todo!(
+        "exercise 4: narrow the queries chunk by chunk along dimension 1, score, and concat"
+    )
 }

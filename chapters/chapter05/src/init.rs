@@ -1,5 +1,5 @@
-//! Three ways to initialise the score network, and how close to uniform each leaves the
-//! attention weights.
+//! Three ways to initialise the score network, and how close to uniform each leaves
+//! the attention weights.
 
 use engine::Tensor;
 use engine::nn::{Module, StateDict, init};
@@ -11,8 +11,8 @@ pub enum Init {
     /// `U(-1/√fan_in, 1/√fan_in)`, and the score vector `v` (or `w_v`) from
     /// `U(-1/√h, 1/√h)`.
     Default,
-    /// Every weight from `xavier_uniform` (gain 1), the score vector read as a `[1, h]`
-    /// weight; biases zero.
+    /// Every weight from `xavier_uniform` (gain 1), the score vector read as a `[1,
+    /// h]` weight; biases zero.
     Xavier,
     /// Every weight from `N(0, 0.02²)`, as GPT-2 and BERT initialise; biases zero.
     Normal002,
@@ -33,9 +33,9 @@ impl Init {
 }
 
 // ANCHOR: initialise
-/// Redraws every parameter of `module` by `scheme`, by name: a `bias` is set to zero, any
-/// other parameter is a weight (a 1-D one, `v: [h]`, is drawn as the `[1, h]` weight of a
-/// `Linear(h, 1)`). [`Init::Default`] leaves the module as `new` drew it.
+/// Redraws every parameter of `module` by `scheme`, by name: a `bias` is set to zero,
+/// any other parameter is a weight (a 1-D one, `v: [h]`, is drawn as the `[1, h]`
+/// weight of a `Linear(h, 1)`). [`Init::Default`] leaves the module as `new` drew it.
 pub fn initialise(module: &impl Module, scheme: Init) {
     if scheme == Init::Default {
         return;
@@ -66,16 +66,16 @@ pub fn initialise(module: &impl Module, scheme: Init) {
 // ANCHOR_END: initialise
 
 // ANCHOR: weight_stats
-/// How far a set of attention weights is from uniform, averaged over the queries (rows of
-/// the last dimension). Every weight must be above zero (no masked key).
+/// How far a set of attention weights is from uniform, averaged over the queries
+/// (rows of the last dimension). Every weight must be above zero (no masked key).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WeightStats {
     /// The spread of each query's scores: the standard deviation over the keys of
     /// `log αⱼ = sⱼ − log Σ exp(s)`, which is the standard deviation of the scores
     /// themselves (the log-sum-exp is the same for every key of a row).
     pub score_std: f32,
-    /// The entropy `H = −Σ αⱼ log αⱼ` divided by its largest value, `log K`: 1 for uniform
-    /// weights, 0 for all weight on one key.
+    /// The entropy `H = −Σ αⱼ log αⱼ` divided by its largest value, `log K`: 1 for
+    /// uniform weights, 0 for all weight on one key.
     pub entropy_ratio: f32,
     /// The largest weight times `K`: 1 for uniform weights, `K` for one-hot weights.
     pub max_times_k: f32,
@@ -98,7 +98,8 @@ pub fn weight_stats(weights: &Tensor) -> WeightStats {
     for row in values.chunks(k) {
         let logs: Vec<f64> = row.iter().map(|&a| f64::from(a).ln()).collect();
         let mean = logs.iter().sum::<f64>() / k as f64;
-        std += (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / k as f64).sqrt();
+        std +=
+            (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / k as f64).sqrt();
         entropy -= row
             .iter()
             .zip(&logs)

@@ -2,23 +2,23 @@
 //!
 //! The code of the fifth lesson (the page is `book/src/ch05-additive-attention.md`):
 //!
-//! 1. [`AdditiveByHand`]: d2l's batched additive attention, one engine op at a time, with
-//!    the shape of every step recorded in a [`Trace`]; it gives the numbers of
+//! 1. [`AdditiveByHand`]: d2l's batched additive attention, one engine op at a time,
+//!    with the shape of every step recorded in a [`Trace`]; it gives the numbers of
 //!    [`attention::AdditiveAttention`] with the same weights.
-//! 2. [`BahdanauByHand`]: the single-query form a decoder runs once per step, with biases,
-//!    a learned score vector `v` and a projection `W_o` after pooling; it gives the
-//!    numbers of [`attention::BahdanauAttention`].
-//! 3. [`initialise`] and [`weight_stats`]: three initialisations, and how close to uniform
-//!    each leaves the weights.
-//! 4. [`toy_run`]: a small task trained from scratch, to see what training does to those
-//!    weights; [`plots`] draws them.
+//! 2. [`BahdanauByHand`]: the single-query form a decoder runs once per step, with
+//!    biases, a learned score vector `v` and a projection `W_o` after pooling; it
+//!    gives the numbers of [`attention::BahdanauAttention`].
+//! 3. [`initialise`] and [`weight_stats`]: three initialisations, and how close to
+//!    uniform each leaves the weights.
+//! 4. [`toy_run`]: a small task trained from scratch, to see what training does to
+//!    those weights; [`plots`] draws them.
 //! 5. [`pairs_bytes`], [`measure_forward`] and [`refused_forward`]: the memory of the
 //!    `[B, Q, K, h]` tensor, by formula and measured.
 //! 6. [`panic_message`]: the messages of the size mistakes the page shows.
 //! 7. [`tour`]: everything the page prints (`cargo run -p chapter05`).
 //!
-//! The exercises are in [`exercises`]: out of the box the reference solutions run; with
-//! `--features exercises` your own `src/exercises.rs` does.
+//! The exercises are in [`exercises`]: out of the box the reference solutions run;
+//! with `--features exercises` your own `src/exercises.rs` does.
 
 mod batched;
 mod decoder;
@@ -32,18 +32,19 @@ pub use decoder::BahdanauByHand;
 pub use init::{Init, WeightStats, initialise, weight_stats};
 pub use lesson::{Step, Trace, panic_message};
 pub use memory::{
-    ForwardMemory, MEMORY_SIZES, measure_forward, memory_row, pairs_bytes, refused_forward,
+    ForwardMemory, MEMORY_SIZES, measure_forward, memory_row, pairs_bytes,
+    refused_forward,
 };
 pub use training::{
-    EVAL_EVERY, HIDDENS, KEY_SIZE, KEYS, QUERIES, STEPS, ToyBatch, ToyRun, ToyScore, toy_loss,
-    toy_model, toy_run, toy_score,
+    EVAL_EVERY, HIDDENS, KEY_SIZE, KEYS, QUERIES, STEPS, ToyBatch, ToyRun, ToyScore,
+    toy_loss, toy_model, toy_run, toy_score,
 };
 
 use attention::prelude::*;
 use engine::memory::human;
 
-/// The exercises of this chapter: the reference solutions, or with `--features exercises`
-/// the learner's file `src/exercises.rs`.
+/// The exercises of this chapter: the reference solutions, or with `--features
+/// exercises` the learner's file `src/exercises.rs`.
 #[cfg(not(feature = "exercises"))]
 #[path = "solutions.rs"]
 pub mod exercises;
@@ -63,9 +64,9 @@ pub fn max_abs_diff(a: &Tensor, b: &Tensor) -> f32 {
         .fold(0.0, f32::max)
 }
 
-/// The batched example of the page: `B = 2`, `Q = 3`, `K = 4`, `q_size = 5`,
-/// `k_size = 6`, `h = 8`, `dv = 7`, valid lengths `[4, 2]`. Returns the library module
-/// (in evaluation mode) and `(queries, keys, values, lens)`.
+/// The batched example of the page: `B = 2`, `Q = 3`, `K = 4`, `q_size = 5`, `k_size
+/// = 6`, `h = 8`, `dv = 7`, valid lengths `[4, 2]`. Returns the library module (in
+/// evaluation mode) and `(queries, keys, values, lens)`.
 pub fn batched_example() -> (AdditiveAttention, [Tensor; 4]) {
     engine::manual_seed(0);
     // ANCHOR: batched_module
@@ -85,9 +86,9 @@ pub fn batched_example() -> (AdditiveAttention, [Tensor; 4]) {
     (library, [queries, keys, values, lens])
 }
 
-/// The decoder-step example of the page: `B = 2`, `q_size = 5`, `K = 4`, `k_size = 6`,
-/// values equal to the keys (`dv = 6`), `h = 8`, the last key of example 1 padding.
-/// Returns the library module and `(query, keys, pad)`.
+/// The decoder-step example of the page: `B = 2`, `q_size = 5`, `K = 4`, `k_size =
+/// 6`, values equal to the keys (`dv = 6`), `h = 8`, the last key of example 1
+/// padding. Returns the library module and `(query, keys, pad)`.
 pub fn decoder_example() -> (BahdanauAttention, [Tensor; 3]) {
     engine::manual_seed(1);
     // ANCHOR: decoder_module
@@ -159,7 +160,8 @@ pub fn tour() -> String {
     let by_hand = AdditiveByHand::from_state_dict(&library.state_dict());
     let mask = Mask::valid_lens(&lens);
     let mut trace = Trace::default();
-    let (output, weights) = by_hand.forward(&queries, &keys, &values, &mask, &mut trace);
+    let (output, weights) =
+        by_hand.forward(&queries, &keys, &values, &mask, &mut trace);
     line(trace.to_string().trim_end().to_string());
     let expected = library.forward(&queries, &keys, &values, &mask);
     let expected_weights = library.last_attention_weights().expect("after forward");
@@ -175,7 +177,8 @@ pub fn tour() -> String {
         num_hiddens: 8,
         ..Default::default()
     };
-    let fused = AdditiveAttention::from_state_dict(config, &library.state_dict()).unwrap();
+    let fused =
+        AdditiveAttention::from_state_dict(config, &library.state_dict()).unwrap();
     let fused_output = fused.forward(&queries, &keys, &values, &mask);
     line(format!(
         "largest difference from the fused default: output {:.1e}",
@@ -207,7 +210,12 @@ pub fn tour() -> String {
     line("\n== 3. Initialisation: how uniform are the weights? (K = 10)".into());
     line(format!(
         "{:<8} {:<22} {:>9} {:>13} {:>16} {:>15}",
-        "form", "init", "score std", "entropy/ln K", "1 − σ²/(2 ln K)", "max weight · K"
+        "form",
+        "init",
+        "score std",
+        "entropy/ln K",
+        "1 − σ²/(2 ln K)",
+        "max weight · K"
     ));
     // ANCHOR: tour_init
     for (form, scheme, s) in init_study() {
@@ -264,7 +272,8 @@ pub fn tour() -> String {
             .collect::<String>()
     ));
     for (scheme, r) in Init::ALL.iter().zip(&runs) {
-        let losses: String = r.curve.iter().map(|(_, l)| format!("{l:>7.3}")).collect();
+        let losses: String =
+            r.curve.iter().map(|(_, l)| format!("{l:>7.3}")).collect();
         line(format!("{:<22}{losses}", scheme.name()));
     }
 
@@ -289,7 +298,12 @@ pub fn tour() -> String {
     // ANCHOR_END: tour_memory
     line(format!(
         "{:>2} {:>5} {:>3} {:>13} {:>17} {:>23}",
-        "B", "Q = K", "h", "[B, Q, K, h]", "scores [B, Q, K]", "decoder step [B, K, h]"
+        "B",
+        "Q = K",
+        "h",
+        "[B, Q, K, h]",
+        "scores [B, Q, K]",
+        "decoder step [B, K, h]"
     ));
     for (b, n, h) in [(64, 512, 256), (64, 1024, 256)] {
         line(format!(
@@ -334,8 +348,8 @@ pub fn tour() -> String {
     out
 }
 
-/// A weights matrix `[rows, cols]` as a text table with labelled rows and columns, three
-/// decimals each.
+/// A weights matrix `[rows, cols]` as a text table with labelled rows and columns,
+/// three decimals each.
 pub fn table(weights: &Tensor, rows: &[String], cols: &[String]) -> String {
     let values = weights.to_vec();
     let width = rows.iter().map(String::len).max().unwrap_or(0);

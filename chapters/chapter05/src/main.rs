@@ -3,7 +3,9 @@
 
 fn main() {
     print!("{}", chapter05::tour());
-    for (name, svg) in chapter05::plots::all(&chapter05::toy_run(chapter05::Init::Default)) {
+    for (name, svg) in
+        chapter05::plots::all(&chapter05::toy_run(chapter05::Init::Default))
+    {
         figures::write(name, &svg).unwrap_or_else(|e| panic!("{e}"));
     }
 }

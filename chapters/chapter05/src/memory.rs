@@ -1,4 +1,5 @@
-//! What the `[B, Q, K, h]` tensor costs, measured with the engine's memory accounting.
+//! What the `[B, Q, K, h]` tensor costs, measured with the engine's memory
+//! accounting.
 
 use attention::{AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring, Mask};
 use engine::Tensor;
@@ -43,9 +44,10 @@ fn module(h: usize, scoring: AdditiveScoring) -> AdditiveAttention {
 
 // ANCHOR: measure_forward
 /// Runs one forward pass of d2l's additive attention with `B = b`, `Q = q`, `K = k`,
-/// `num_hiddens = h`, its scores computed as `scoring` says, on a thread of its own so that
-/// nothing else is counted, and reports its memory. With `training` the parameters record
-/// the graph for `backward`; without, the pass runs under `no_grad`, as inference does.
+/// `num_hiddens = h`, its scores computed as `scoring` says, on a thread of its own
+/// so that nothing else is counted, and reports its memory. With `training` the
+/// parameters record the graph for `backward`; without, the pass runs under
+/// `no_grad`, as inference does.
 pub fn measure_forward(
     (b, q, k, h): (usize, usize, usize, usize),
     scoring: AdditiveScoring,
@@ -84,9 +86,13 @@ pub const MEMORY_SIZES: [(usize, usize, usize, usize); 3] =
     [(2, 16, 16, 32), (4, 32, 32, 32), (4, 64, 64, 32)];
 
 // ANCHOR: memory_row
-/// One row of the memory table: the sizes, [`pairs_bytes`], and the peak, its ratio to the
-/// pairs tensor and what stays held, under `no_grad` and then in training mode.
-pub fn memory_row(sizes: (usize, usize, usize, usize), scoring: AdditiveScoring) -> String {
+/// One row of the memory table: the sizes, [`pairs_bytes`], and the peak, its ratio
+/// to the pairs tensor and what stays held, under `no_grad` and then in training
+/// mode.
+pub fn memory_row(
+    sizes: (usize, usize, usize, usize),
+    scoring: AdditiveScoring,
+) -> String {
     let (b, q, k, h) = sizes;
     let inference = measure_forward(sizes, scoring, false);
     let training = measure_forward(sizes, scoring, true);
@@ -104,9 +110,15 @@ pub fn memory_row(sizes: (usize, usize, usize, usize), scoring: AdditiveScoring)
 
 // ANCHOR: refused
 /// The message of a forward pass (with d2l's broadcast scores) that does not fit in
-/// `budget` bytes: the engine checks each allocation against [`memory::set_budget`] before
-/// making it.
-pub fn refused_forward(b: usize, q: usize, k: usize, h: usize, budget: usize) -> String {
+/// `budget` bytes: the engine checks each allocation against [`memory::set_budget`]
+/// before making it.
+pub fn refused_forward(
+    b: usize,
+    q: usize,
+    k: usize,
+    h: usize,
+    budget: usize,
+) -> String {
     std::thread::spawn(move || {
         engine::manual_seed(0);
         let attention = module(h, AdditiveScoring::Broadcast);
@@ -114,7 +126,9 @@ pub fn refused_forward(b: usize, q: usize, k: usize, h: usize, budget: usize) ->
         let keys = Tensor::randn([b, k, FEATURES]);
         memory::set_budget(Some(budget));
         let message = crate::panic_message(|| {
-            engine::no_grad(|| attention.forward(&queries, &keys, &keys, &Mask::none()));
+            engine::no_grad(|| {
+                attention.forward(&queries, &keys, &keys, &Mask::none())
+            });
         });
         memory::set_budget(None);
         message

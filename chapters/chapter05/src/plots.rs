@@ -16,15 +16,15 @@ pub fn key_labels(len: usize) -> Vec<String> {
         .collect()
 }
 
-/// The names of the toy task's queries: `max f0`, `max f1`, `max f2` ("which key has the
-/// largest feature i?").
+/// The names of the toy task's queries: `max f0`, `max f1`, `max f2` ("which key has
+/// the largest feature i?").
 pub fn query_labels() -> Vec<String> {
     (0..QUERIES).map(|i| format!("max f{i}")).collect()
 }
 
 // ANCHOR: bar_chart
-/// One query's weights over the keys at initialisation: almost uniform over the real keys,
-/// exactly zero on the padding.
+/// One query's weights over the keys at initialisation: almost uniform over the real
+/// keys, exactly zero on the padding.
 pub fn bar_chart(run: &ToyRun) -> String {
     let weights = run.weights_before.narrow(0, 0, 1).to_vec();
     figures::bar_chart(&figures::BarChart {
@@ -38,8 +38,8 @@ pub fn bar_chart(run: &ToyRun) -> String {
 // ANCHOR_END: bar_chart
 
 // ANCHOR: heatmap
-/// The weights of one example, queries × keys, before and after training, on one colour
-/// scale from 0 to 1.
+/// The weights of one example, queries × keys, before and after training, on one
+/// colour scale from 0 to 1.
 pub fn heatmap(run: &ToyRun) -> String {
     let (rows, cols) = (query_labels(), key_labels(run.len));
     let (before, after) = (run.weights_before.to_vec(), run.weights_after.to_vec());

@@ -17,11 +17,11 @@ pub const KEYS: usize = 8;
 /// The hidden size of the score network.
 pub const HIDDENS: usize = 8;
 
-/// A batch of the task "which key has the largest feature `i`?": query `i` is the one-hot
-/// vector `eᵢ` (`q_size = 3`), the keys are random vectors with 5 features, of which only
-/// the first `lens[b]` are real, and the answer to query `i` is the real key whose feature
-/// `i` is largest. The values are one-hot positions, so the output of attention *is* the
-/// weights, and a loss on the output trains them.
+/// A batch of the task "which key has the largest feature `i`?": query `i` is the
+/// one-hot vector `eᵢ` (`q_size = 3`), the keys are random vectors with 5 features,
+/// of which only the first `lens[b]` are real, and the answer to query `i` is the
+/// real key whose feature `i` is largest. The values are one-hot positions, so the
+/// output of attention *is* the weights, and a loss on the output trains them.
 #[derive(Debug)]
 pub struct ToyBatch {
     /// `[B, 3, 3]`: one one-hot query per feature that can be asked about.
@@ -96,7 +96,11 @@ pub fn toy_model() -> AdditiveAttention {
 /// The weights of `model` on `batch` under `mask`, `[B, 3, 8]`, and the loss
 /// `−mean log α_target`: the cross-entropy of the weights against the right key. With
 /// one-hot values the output of `forward` is the weights, in the graph.
-pub fn toy_loss(model: &AdditiveAttention, batch: &ToyBatch, mask: &Mask) -> (Tensor, Tensor) {
+pub fn toy_loss(
+    model: &AdditiveAttention,
+    batch: &ToyBatch,
+    mask: &Mask,
+) -> (Tensor, Tensor) {
     let weights = model.forward(&batch.queries, &batch.keys, &batch.values, mask);
     let on_target = (&weights * &batch.targets).sum_dim(-1);
     let loss = on_target.log().mean().neg();
@@ -104,9 +108,9 @@ pub fn toy_loss(model: &AdditiveAttention, batch: &ToyBatch, mask: &Mask) -> (Te
 }
 // ANCHOR_END: toy_loss
 
-/// How a model does on a batch: the loss, the fraction of queries whose largest weight is
-/// on the right key, and the mean over queries of the entropy of the weights divided by
-/// `log(len)` (1 when uniform over the real keys).
+/// How a model does on a batch: the loss, the fraction of queries whose largest
+/// weight is on the right key, and the mean over queries of the entropy of the
+/// weights divided by `log(len)` (1 when uniform over the real keys).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ToyScore {
     /// `−mean log α_target`.
@@ -120,7 +124,11 @@ pub struct ToyScore {
 }
 
 /// Scores `model` on `batch` under `mask` (without recording gradients).
-pub fn toy_score(model: &AdditiveAttention, batch: &ToyBatch, mask: &Mask) -> ToyScore {
+pub fn toy_score(
+    model: &AdditiveAttention,
+    batch: &ToyBatch,
+    mask: &Mask,
+) -> ToyScore {
     let (weights, loss) = engine::no_grad(|| toy_loss(model, batch, mask));
     let (w, t, lens) = (
         weights.to_vec(),
@@ -178,9 +186,10 @@ pub struct ToyRun {
 }
 
 // ANCHOR: toy_run
-/// Seeds, builds the model with the initialisation `scheme`, draws a held-out batch of 64
-/// examples, and trains for [`STEPS`] steps of Adam (learning rate 0.1) on fresh batches
-/// of 16 examples, scoring on the held-out batch every [`EVAL_EVERY`] steps.
+/// Seeds, builds the model with the initialisation `scheme`, draws a held-out batch
+/// of 64 examples, and trains for [`STEPS`] steps of Adam (learning rate 0.1) on
+/// fresh batches of 16 examples, scoring on the held-out batch every [`EVAL_EVERY`]
+/// steps.
 pub fn toy_run(scheme: Init) -> ToyRun {
     engine::manual_seed(5);
     let model = toy_model();

@@ -43,7 +43,10 @@ fn exercise_1_additive_scores_take_queries_and_keys_of_different_sizes() {
 #[test]
 fn exercise_2_general_scores_are_q_transpose_w_k() {
     let queries = Tensor::from_vec(vec![1.0, 0.0, 0.0, 2.0], [1, 2, 2]);
-    let keys = Tensor::from_vec(vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0], [1, 3, 3]);
+    let keys = Tensor::from_vec(
+        vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0],
+        [1, 3, 3],
+    );
     // qᵀW: q₀ → [1, 2, 0], q₁ → [0, 2, -2].
     let w = Tensor::from_vec(vec![1.0, 2.0, 0.0, 0.0, 1.0, -1.0], [2, 3]);
     let s = general_scores(&queries, &keys, &w);
@@ -105,6 +108,13 @@ fn exercise_4_chunked_scores_agree_with_the_formula_and_hold_one_chunk_at_a_time
         "the peak was {peak} bytes; a whole pairs tensor is 65536"
     );
     // The chunks are in order: query 31 is scored against key 15 as on its own.
-    let last = chunked_additive_scores(&queries.narrow(1, 31, 1), &keys, &w_q, &w_k, &w_v, 1);
+    let last = chunked_additive_scores(
+        &queries.narrow(1, 31, 1),
+        &keys,
+        &w_q,
+        &w_k,
+        &w_v,
+        1,
+    );
     assert_close(&s.narrow(1, 31, 1).to_vec(), &last.to_vec(), 1e-5);
 }

@@ -4,9 +4,10 @@
 
 use attention::prelude::*;
 use chapter05::{
-    AdditiveByHand, BahdanauByHand, Init, KEYS, QUERIES, ToyBatch, Trace, batched_example,
-    decoder_example, init_study, initialise, max_abs_diff, measure_forward, pairs_bytes,
-    panic_message, refused_forward, table, toy_run, weight_stats,
+    AdditiveByHand, BahdanauByHand, Init, KEYS, QUERIES, ToyBatch, Trace,
+    batched_example, decoder_example, init_study, initialise, max_abs_diff,
+    measure_forward, pairs_bytes, panic_message, refused_forward, table, toy_run,
+    weight_stats,
 };
 use engine::gradcheck::gradcheck;
 
@@ -15,7 +16,8 @@ fn the_batched_form_by_hand_gives_the_numbers_of_additive_attention() {
     let (library, [queries, keys, values, lens]) = batched_example();
     let by_hand = AdditiveByHand::from_state_dict(&library.state_dict());
     let mask = Mask::valid_lens(&lens);
-    let (output, weights) = by_hand.forward(&queries, &keys, &values, &mask, &mut Trace::default());
+    let (output, weights) =
+        by_hand.forward(&queries, &keys, &values, &mask, &mut Trace::default());
     let expected = library.forward(&queries, &keys, &values, &mask);
     assert_eq!(output.to_vec(), expected.to_vec());
     assert_eq!(
@@ -25,7 +27,8 @@ fn the_batched_form_by_hand_gives_the_numbers_of_additive_attention() {
 }
 
 #[test]
-fn weights_given_by_hand_load_into_both_the_library_module_and_the_step_by_step_one() {
+fn weights_given_by_hand_load_into_both_the_library_module_and_the_step_by_step_one()
+{
     engine::manual_seed(3);
     let state = StateDict::from([
         ("W_q.weight", Tensor::randn([4, 3])),
@@ -62,7 +65,8 @@ fn the_decoder_form_by_hand_gives_the_numbers_of_bahdanau_attention() {
     let (library, [query, keys, pad]) = decoder_example();
     let by_hand = BahdanauByHand::from_state_dict(&library.state_dict());
     let mask = Mask::key_padding(&pad);
-    let (context, weights) = by_hand.forward(&query, &keys, &keys, &mask, &mut Trace::default());
+    let (context, weights) =
+        by_hand.forward(&query, &keys, &keys, &mask, &mut Trace::default());
     let (expected, expected_weights) = library.forward(&query, &keys, &keys, &mask);
     assert_eq!(context.to_vec(), expected.to_vec());
     assert_eq!(weights.to_vec(), expected_weights.to_vec());
@@ -170,12 +174,14 @@ fn padding_keys_do_not_change_the_decoder_context() {
     let (library, [query, keys, pad]) = decoder_example();
     let by_hand = BahdanauByHand::from_state_dict(&library.state_dict());
     let mask = Mask::key_padding(&pad);
-    let (context, _) = by_hand.forward(&query, &keys, &keys, &mask, &mut Trace::default());
+    let (context, _) =
+        by_hand.forward(&query, &keys, &keys, &mask, &mut Trace::default());
     // Overwrite the padding key (example 1, key 3) with large values.
     let keep = pad.unsqueeze(-1);
     let changed = &keys * &keep + (1.0 - &keep) * 100.0;
     assert_ne!(changed.to_vec(), keys.to_vec());
-    let (again, _) = by_hand.forward(&query, &changed, &changed, &mask, &mut Trace::default());
+    let (again, _) =
+        by_hand.forward(&query, &changed, &changed, &mask, &mut Trace::default());
     assert_eq!(context.to_vec(), again.to_vec());
 }
 
@@ -254,7 +260,9 @@ fn each_initialisation_draws_from_its_own_range() {
             ..Default::default()
         })
     };
-    let get = |m: &BahdanauAttention, name: &str| m.state_dict().get(name).unwrap().to_vec();
+    let get = |m: &BahdanauAttention, name: &str| {
+        m.state_dict().get(name).unwrap().to_vec()
+    };
     let max = |v: &[f32]| v.iter().fold(0.0f32, |a, x| a.max(x.abs()));
 
     engine::manual_seed(0);
@@ -290,7 +298,8 @@ fn each_initialisation_draws_from_its_own_range() {
 }
 
 #[test]
-fn at_initialisation_the_weights_are_almost_uniform_as_the_small_score_formula_says() {
+fn at_initialisation_the_weights_are_almost_uniform_as_the_small_score_formula_says()
+{
     let rows = init_study();
     assert_eq!(rows.len(), 6);
     for (form, scheme, s) in &rows {
@@ -397,7 +406,8 @@ fn fused_scores_hold_no_pairs_tensor_and_give_the_same_numbers() {
         num_hiddens: 8,
         ..Default::default()
     };
-    let fused = AdditiveAttention::from_state_dict(config, &library.state_dict()).unwrap();
+    let fused =
+        AdditiveAttention::from_state_dict(config, &library.state_dict()).unwrap();
     let mask = Mask::valid_lens(&lens);
     let difference = max_abs_diff(
         &fused.forward(&queries, &keys, &values, &mask),

@@ -28,7 +28,9 @@ fn median_time(f: impl Fn() -> Tensor) -> Duration {
     drop(no_grad(&f));
     let mut times = Vec::new();
     let start = Instant::now();
-    while times.len() < 3 || (times.len() < 50 && start.elapsed() < Duration::from_millis(250)) {
+    while times.len() < 3
+        || (times.len() < 50 && start.elapsed() < Duration::from_millis(250))
+    {
         let t = Instant::now();
         let out = no_grad(&f);
         times.push(t.elapsed());
@@ -47,7 +49,9 @@ fn device() -> Result<Device, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.as_slice() {
         [] => Device::from_env().map_err(|e| e.to_string()),
-        [flag, name] if flag == "--device" => Device::named(name).map_err(|e| e.to_string()),
+        [flag, name] if flag == "--device" => {
+            Device::named(name).map_err(|e| e.to_string())
+        }
         _ => Err("expected no option, or --device cpu|gpu|best".into()),
     }
 }
@@ -78,7 +82,9 @@ fn main() -> ExitCode {
         "| {:>4} | {:>13} | {:>16} | {:>13} | {:>16} |",
         "n", "additive (ms)", "dot product (ms)", "additive peak", "dot-product peak"
     );
-    println!("|-----:|--------------:|-----------------:|--------------:|-----------------:|");
+    println!(
+        "|-----:|--------------:|-----------------:|--------------:|-----------------:|"
+    );
     for n in [32, 64, 128, 256] {
         let shapes = moved(SameShapes::new(batch, n, d), &device);
         let synchronized = |y: Tensor| {

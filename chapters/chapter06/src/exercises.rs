@@ -14,7 +14,9 @@ pub fn attention_with_temperature(
     temperature: f32,
 ) -> (Tensor, Tensor) {
     let _ = (queries, keys, values, temperature);
-    todo!("exercise 1: divide the scores by temperature · √d before the softmax over the keys")
+    todo!(
+        "exercise 1: divide the scores by temperature · √d before the softmax over the keys"
+    )
 }
 
 /// Exercise 2. Queries `[B, Q, dq]` and keys `[B, K, dk]` of different sizes, projected to
@@ -35,7 +37,11 @@ pub fn projected_attention_weights(
 /// Exercise 3. Cosine-similarity attention: `weights = softmax(cos(q, k) / τ)` over the
 /// keys, where `cos(q, k) = q · k / (|q| |k|)`. Shapes: `queries [B, Q, d]`,
 /// `keys [B, K, d]`, result `[B, Q, K]`.
-pub fn cosine_attention_weights(queries: &Tensor, keys: &Tensor, temperature: f32) -> Tensor {
+pub fn cosine_attention_weights(
+    queries: &Tensor,
+    keys: &Tensor,
+    temperature: f32,
+) -> Tensor {
     let _ = (queries, keys, temperature);
     todo!(
         "exercise 3: divide each query and each key by its length, then dot products, / τ, softmax"
@@ -46,5 +52,7 @@ pub fn cosine_attention_weights(queries: &Tensor, keys: &Tensor, temperature: f3
 /// whose entries are drawn uniformly from `[-1, 1)` (not from N(0, 1)).
 pub fn uniform_score_variance(d: usize, samples: usize) -> f32 {
     let _ = (d, samples);
-    todo!("exercise 4: draw with Tensor::rand, multiply, sum over the features, take the variance")
+    todo!(
+        "exercise 4: draw with Tensor::rand, multiply, sum over the features, take the variance"
+    )
 }

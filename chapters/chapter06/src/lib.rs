@@ -2,30 +2,31 @@
 //!
 //! The code of the sixth lesson (the page is `book/src/ch06-scaled-dot-product.md`):
 //!
-//! 1. [`attention_step_by_step`]: `softmax(Q Kᵀ / √d) V` written with the engine's ops,
-//!    keeping every intermediate ([`Steps`]) so its shape can be printed and checked, and
-//!    the same numbers as [`attention::scaled_dot_product_attention`] and
-//!    [`attention::DotProductAttention`].
-//! 2. Why `√d`, measured ([`why_sqrt_d`]): [`random_scores`] of unit-variance queries and
-//!    keys, what each [`Scale`] makes of them ([`softmax_saturation`]: the variance, the
-//!    largest weight, the gradient that reaches the softmax's input), over
-//!    `d = 4, 8, …, 1024` ([`scaling_study`]), and the charts ([`variance_chart`],
-//!    [`saturation_chart`], [`gradient_chart`]).
-//! 3. [`sentence_weights`] and [`weights_heatmap`]: the weights of six tokens with and
-//!    without the scale, as a heatmap.
-//! 4. [`dropout_on_weights`]: dropout on the attention weights, in training mode and after
-//!    `eval()` ([`DroppedWeights`]).
+//! 1. [`attention_step_by_step`]: `softmax(Q Kᵀ / √d) V` written with the engine's
+//!    ops, keeping every intermediate ([`Steps`]) so its shape can be printed and
+//!    checked, and the same numbers as [`attention::scaled_dot_product_attention`]
+//!    and [`attention::DotProductAttention`].
+//! 2. Why `√d`, measured ([`why_sqrt_d`]): [`random_scores`] of unit-variance queries
+//!    and keys, what each [`Scale`] makes of them ([`softmax_saturation`]: the
+//!    variance, the largest weight, the gradient that reaches the softmax's input),
+//!    over `d = 4, 8, …, 1024` ([`scaling_study`]), and the charts
+//!    ([`variance_chart`], [`saturation_chart`], [`gradient_chart`]).
+//! 3. [`sentence_weights`] and [`weights_heatmap`]: the weights of six tokens with
+//!    and without the scale, as a heatmap.
+//! 4. [`dropout_on_weights`]: dropout on the attention weights, in training mode and
+//!    after `eval()` ([`DroppedWeights`]).
 //! 5. Additive against dot-product attention on the same shapes ([`side_by_side`]):
 //!    [`SameShapes`], parameters and [`forward_peak_bytes`] ([`Costs`]); the example
 //!    `compare` adds the time on your machine.
 //! 6. The pitfalls ([`pitfalls`]): the softmax over the wrong dimension
-//!    ([`weights_over_the_wrong_dim`], caught by [`rows_sum_to_one`]), and the missing
-//!    transpose of the keys ([`scores_without_transpose`], caught by [`panic_message`]
-//!    when the shapes disagree and by a comparison when they happen to agree).
+//!    ([`weights_over_the_wrong_dim`], caught by [`rows_sum_to_one`]), and the
+//!    missing transpose of the keys ([`scores_without_transpose`], caught by
+//!    [`panic_message`] when the shapes disagree and by a comparison when they happen
+//!    to agree).
 //! 7. [`tour`]: everything the page prints (`cargo run -p chapter06`).
 //!
-//! The exercises are in [`exercises`]: out of the box the reference solutions run; with
-//! `--features exercises` your own `src/exercises.rs` does.
+//! The exercises are in [`exercises`]: out of the box the reference solutions run;
+//! with `--features exercises` your own `src/exercises.rs` does.
 
 use attention::prelude::*;
 
@@ -39,13 +40,13 @@ pub use pitfalls::{
 };
 pub use side_by_side::{Costs, SameShapes, forward_peak_bytes};
 pub use why_sqrt_d::{
-    SCORED_BATCH, SCORED_KEYS, SCORED_QUERIES, STUDY_DIMS, STUDY_SEED, Saturation, Scale, ScaleRow,
-    gradient_chart, median, random_scores, saturation_chart, scaling_study, softmax_saturation,
-    variance, variance_chart,
+    SCORED_BATCH, SCORED_KEYS, SCORED_QUERIES, STUDY_DIMS, STUDY_SEED, Saturation,
+    Scale, ScaleRow, gradient_chart, median, random_scores, saturation_chart,
+    scaling_study, softmax_saturation, variance, variance_chart,
 };
 
-/// The exercises of this chapter: the reference solutions, or with `--features exercises`
-/// the learner's file `src/exercises.rs`.
+/// The exercises of this chapter: the reference solutions, or with `--features
+/// exercises` the learner's file `src/exercises.rs`.
 #[cfg(not(feature = "exercises"))]
 #[path = "solutions.rs"]
 pub mod exercises;
@@ -112,12 +113,12 @@ pub const TOKENS: [&str; 6] = ["the", "cat", "sat", "on", "a", "mat"];
 pub const SENTENCE_D: usize = 64;
 
 // ANCHOR: sentence_weights
-/// The attention weights of the six [`TOKENS`] over each other, without the scale and with
-/// it: `(weights of q · k, weights of q · k / √d)`, each `[1, 6, 6]`.
+/// The attention weights of the six [`TOKENS`] over each other, without the scale and
+/// with it: `(weights of q · k, weights of q · k / √d)`, each `[1, 6, 6]`.
 ///
-/// The queries and keys are drawn at random with unit-variance entries, `d = 64`: stand-ins
-/// for the projections a trained model would compute, with the spread such projections
-/// start with.
+/// The queries and keys are drawn at random with unit-variance entries, `d = 64`:
+/// stand-ins for the projections a trained model would compute, with the spread such
+/// projections start with.
 pub fn sentence_weights() -> (Tensor, Tensor) {
     manual_seed(6);
     let n = TOKENS.len();
@@ -131,13 +132,14 @@ pub fn sentence_weights() -> (Tensor, Tensor) {
     let scaled = DotProductAttention::new(DotProductAttentionConfig::default()); // 1/√d
     unscaled.forward(&queries, &keys, &values, &Mask::none());
     scaled.forward(&queries, &keys, &values, &Mask::none());
-    let weights = |m: &DotProductAttention| m.last_attention_weights().expect("ran forward");
+    let weights =
+        |m: &DotProductAttention| m.last_attention_weights().expect("ran forward");
     (weights(&unscaled), weights(&scaled))
 }
 // ANCHOR_END: sentence_weights
 
-/// The heatmap of [`sentence_weights`]: two panels, without and with the scale, on one
-/// colour scale from 0 to 1, query tokens down and key tokens across.
+/// The heatmap of [`sentence_weights`]: two panels, without and with the scale, on
+/// one colour scale from 0 to 1, query tokens down and key tokens across.
 pub fn weights_heatmap() -> String {
     let (unscaled, scaled) = sentence_weights();
     let labels: Vec<String> = TOKENS.iter().map(|t| t.to_string()).collect();
@@ -167,7 +169,8 @@ pub fn weights_heatmap() -> String {
 /// What dropout does to the attention weights of one module: [`dropout_on_weights`].
 #[derive(Clone, Debug)]
 pub struct DroppedWeights {
-    /// The weights the softmax gave, `[1, Q, K]` (what `last_attention_weights` returns).
+    /// The weights the softmax gave, `[1, Q, K]` (what `last_attention_weights`
+    /// returns).
     pub before: Tensor,
     /// The weights the values were averaged with, in training mode: `[1, Q, K]`.
     pub training: Tensor,
@@ -176,8 +179,8 @@ pub struct DroppedWeights {
 }
 
 // ANCHOR: dropout
-/// Runs a [`DotProductAttention`] with dropout `p` on three queries and five keys, first
-/// in training mode (a new module trains), then after `eval()`.
+/// Runs a [`DotProductAttention`] with dropout `p` on three queries and five keys,
+/// first in training mode (a new module trains), then after `eval()`.
 ///
 /// The values are the identity matrix, so the output *is* the weights the values were
 /// averaged with: row `i` of `weights · I` is row `i` of the weights.
@@ -243,7 +246,8 @@ pub fn tour() -> String {
     // ANCHOR_END: tour_steps
 
     // ANCHOR: tour_same_numbers
-    let (output, weights) = scaled_dot_product_attention(&queries, &keys, &values, &lens);
+    let (output, weights) =
+        scaled_dot_product_attention(&queries, &keys, &values, &lens);
     let module = DotProductAttention::new(DotProductAttentionConfig::default());
     let module_output = module.forward(&queries, &keys, &values, &lens);
     line(format!(
@@ -375,7 +379,10 @@ pub fn tour() -> String {
 
     // ANCHOR: tour_transpose
     let message = panic_message(|| {
-        let _ = scores_without_transpose(&Tensor::zeros([2, 3, 8]), &Tensor::zeros([2, 4, 8]));
+        let _ = scores_without_transpose(
+            &Tensor::zeros([2, 3, 8]),
+            &Tensor::zeros([2, 4, 8]),
+        );
     });
     line(message);
     let square_q = Tensor::randn([1, 2, 4]); // Q = 2, d = 4

@@ -1,15 +1,15 @@
-//! Additive and scaled dot-product attention on the same shapes: parameters and the memory
-//! of one forward pass (deterministic, printed by the tour), and the inputs the `compare`
-//! example times.
+//! Additive and scaled dot-product attention on the same shapes: parameters and the
+//! memory of one forward pass (deterministic, printed by the tour), and the inputs
+//! the `compare` example times.
 
 use attention::prelude::*;
 use engine::memory;
 
 // ANCHOR: same_shapes
-/// The two scoring functions set up on the same self-attention inputs: `batch` sequences
-/// of `n` tokens of size `d`, with additive attention's hidden size `h = d`, its scores
-/// computed as d2l writes them (through `[B, Q, K, h]`; chapter 5 shows the fused
-/// default). Both modules are in evaluation mode.
+/// The two scoring functions set up on the same self-attention inputs: `batch`
+/// sequences of `n` tokens of size `d`, with additive attention's hidden size `h =
+/// d`, its scores computed as d2l writes them (through `[B, Q, K, h]`; chapter 5
+/// shows the fused default). Both modules are in evaluation mode.
 #[derive(Debug)]
 pub struct SameShapes {
     /// `w · tanh(W_q q + W_k k)`, with `W_q, W_k: [d, d]` and `w: [1, d]`.
@@ -35,7 +35,8 @@ impl SameShapes {
             scoring: AdditiveScoring::Broadcast,
             ..Default::default()
         });
-        let mut dot_product = DotProductAttention::new(DotProductAttentionConfig::default());
+        let mut dot_product =
+            DotProductAttention::new(DotProductAttentionConfig::default());
         additive.eval();
         dot_product.eval();
         SameShapes {
@@ -55,11 +56,16 @@ impl SameShapes {
 
     /// One forward pass of scaled dot-product attention: `[batch, n, d]`.
     pub fn dot_product_forward(&self) -> Tensor {
-        self.dot_product
-            .forward(&self.queries, &self.keys, &self.values, &Mask::none())
+        self.dot_product.forward(
+            &self.queries,
+            &self.keys,
+            &self.values,
+            &Mask::none(),
+        )
     }
 
-    /// The extra bytes each forward pass holds at its peak (see [`forward_peak_bytes`]).
+    /// The extra bytes each forward pass holds at its peak (see
+    /// [`forward_peak_bytes`]).
     pub fn peak_bytes(&self) -> Costs {
         Costs {
             additive: forward_peak_bytes(|| self.additive_forward()),
@@ -79,11 +85,11 @@ pub struct Costs {
 }
 
 // ANCHOR: forward_peak_bytes
-/// The largest number of bytes that tensors made by `forward` held at once, beyond what was
-/// alive before it started (its output included). It runs without recording the graph, as
-/// inference does, so only the intermediates the computation itself needs are counted. The
-/// engine counts every buffer it allocates, so the number is exact and the same on every
-/// machine.
+/// The largest number of bytes that tensors made by `forward` held at once, beyond
+/// what was alive before it started (its output included). It runs without recording
+/// the graph, as inference does, so only the intermediates the computation itself
+/// needs are counted. The engine counts every buffer it allocates, so the number is
+/// exact and the same on every machine.
 pub fn forward_peak_bytes(forward: impl FnOnce() -> Tensor) -> usize {
     memory::reset_peak();
     let before = memory::live_bytes();

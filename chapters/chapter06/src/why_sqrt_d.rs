@@ -65,7 +65,8 @@ pub fn random_scores(d: usize, batch: usize, queries: usize, keys: usize) -> Ten
 // ANCHOR_END: random_scores
 
 // ANCHOR: variance
-/// The variance of all the values of `t`: the mean of the squared distances to the mean.
+/// The variance of all the values of `t`: the mean of the squared distances to the
+/// mean.
 pub fn variance(t: &Tensor) -> f32 {
     let centred = t - t.mean();
     centred.square().mean().item()
@@ -77,21 +78,25 @@ pub fn variance(t: &Tensor) -> f32 {
 pub struct Saturation {
     /// The variance of the scaled scores (the softmax's input).
     pub variance: f32,
-    /// The largest weight of each softmax row, averaged over the rows: 1 when every row is
-    /// one-hot, `1/K` when every row is uniform.
+    /// The largest weight of each softmax row, averaged over the rows: 1 when every
+    /// row is one-hot, `1/K` when every row is uniform.
     pub max_weight: f32,
-    /// The length of the gradient that reaches the softmax's input, for a typical row: the
-    /// median over the rows (the few rows whose two best keys score almost alike keep a
-    /// large gradient, and they would dominate a mean).
+    /// The length of the gradient that reaches the softmax's input, for a typical
+    /// row: the median over the rows (the few rows whose two best keys score almost
+    /// alike keep a large gradient, and they would dominate a mean).
     pub grad_norm: f32,
 }
 
 // ANCHOR: saturation
 /// Multiplies `scores` (`[B, Q, K]`) by `scale`, takes the softmax over the keys, and
-/// measures the result. The gradient is that of `Σ upstream ⊙ weights` (a fixed random
-/// `upstream`, the same shape, standing for whatever the layers above send back) with
-/// respect to the softmax's input.
-pub fn softmax_saturation(scores: &Tensor, scale: f32, upstream: &Tensor) -> Saturation {
+/// measures the result. The gradient is that of `Σ upstream ⊙ weights` (a fixed
+/// random `upstream`, the same shape, standing for whatever the layers above send
+/// back) with respect to the softmax's input.
+pub fn softmax_saturation(
+    scores: &Tensor,
+    scale: f32,
+    upstream: &Tensor,
+) -> Saturation {
     // The softmax's input as a leaf of its own, so that its gradient is kept.
     let logits = (scores * scale).detach().requires_grad_();
     let weights = logits.softmax(-1); //               [B, Q, K]
@@ -141,9 +146,10 @@ impl ScaleRow {
 }
 
 // ANCHOR: study
-/// For every `d` in [`STUDY_DIMS`]: draw [`SCORED_BATCH`] sequences of [`SCORED_QUERIES`]
-/// queries and [`SCORED_KEYS`] keys, and measure what each [`Scale`] makes of the same scores
-/// (with the same upstream gradient). Seeded: every run gives the same numbers.
+/// For every `d` in [`STUDY_DIMS`]: draw [`SCORED_BATCH`] sequences of
+/// [`SCORED_QUERIES`] queries and [`SCORED_KEYS`] keys, and measure what each
+/// [`Scale`] makes of the same scores (with the same upstream gradient). Seeded:
+/// every run gives the same numbers.
 pub fn scaling_study() -> Vec<ScaleRow> {
     manual_seed(STUDY_SEED);
     STUDY_DIMS
@@ -151,7 +157,8 @@ pub fn scaling_study() -> Vec<ScaleRow> {
         .map(|&d| {
             let scores = random_scores(d, SCORED_BATCH, SCORED_QUERIES, SCORED_KEYS);
             let upstream = Tensor::randn(scores.shape());
-            let measured = Scale::ALL.map(|s| softmax_saturation(&scores, s.factor(d), &upstream));
+            let measured = Scale::ALL
+                .map(|s| softmax_saturation(&scores, s.factor(d), &upstream));
             ScaleRow { d, measured }
         })
         .collect()

@@ -2,8 +2,8 @@
 //! solutions by default and against `src/exercises.rs` with `--features exercises`.
 
 use chapter06::exercises::{
-    attention_with_temperature, cosine_attention_weights, projected_attention_weights,
-    uniform_score_variance,
+    attention_with_temperature, cosine_attention_weights,
+    projected_attention_weights, uniform_score_variance,
 };
 use engine::Tensor;
 use lesson::assert_close;
@@ -13,7 +13,8 @@ fn exercise_1_temperature_sharpens_below_one_and_flattens_above() {
     // d = 4, so √d = 2; the scores are [0, 2 ln 3], the scaled scores [0, ln 3] / τ.
     let ln3 = 3f32.ln();
     let queries = Tensor::from_vec(vec![2.0 * ln3, 0.0, 0.0, 0.0], [1, 1, 4]);
-    let keys = Tensor::from_vec(vec![0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0], [1, 2, 4]);
+    let keys =
+        Tensor::from_vec(vec![0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0], [1, 2, 4]);
     let values = Tensor::from_vec(vec![4.0, 8.0], [1, 2, 1]);
     // τ = 1: softmax([0, ln 3]) = [1/4, 3/4]; output 4/4 + 8·3/4 = 7.
     let (out, w) = attention_with_temperature(&queries, &keys, &values, 1.0);

@@ -32,7 +32,8 @@ fn step_by_step_gives_the_hand_computed_weights_and_output() {
     // softmax: [1, 3] / 4; output: 4/4 + 8·3/4 = 7.
     let ln3 = 3f32.ln();
     let queries = Tensor::from_vec(vec![2.0 * ln3, 0.0, 0.0, 0.0], [1, 1, 4]);
-    let keys = Tensor::from_vec(vec![0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0], [1, 2, 4]);
+    let keys =
+        Tensor::from_vec(vec![0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0], [1, 2, 4]);
     let values = Tensor::from_vec(vec![4.0, 8.0], [1, 2, 1]);
     let s = attention_step_by_step(&queries, &keys, &values, &Mask::none());
     assert_close(&s.scores.to_vec(), &[0.0, 2.0 * ln3], 1e-6);
@@ -272,7 +273,10 @@ fn dropout_keeps_the_expected_weights() {
     manual_seed(1);
     let q = Tensor::randn([1, 1, 4]);
     let k = Tensor::randn([1, 3, 4]);
-    let identity = Tensor::from_vec(vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0], [1, 3, 3]);
+    let identity = Tensor::from_vec(
+        vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
+        [1, 3, 3],
+    );
     let attention = DotProductAttention::new(DotProductAttentionConfig {
         dropout: 0.25,
         ..Default::default()
@@ -348,7 +352,10 @@ fn rows_sum_to_one_rejects_a_row_that_does_not() {
 #[test]
 fn a_missing_transpose_is_a_shape_error_that_suggests_the_fix() {
     let message = panic_message(|| {
-        let _ = scores_without_transpose(&Tensor::zeros([2, 3, 8]), &Tensor::zeros([2, 4, 8]));
+        let _ = scores_without_transpose(
+            &Tensor::zeros([2, 3, 8]),
+            &Tensor::zeros([2, 4, 8]),
+        );
     });
     assert!(
         message.starts_with("matmul: cannot multiply [2, 3, 8] by [2, 4, 8]"),

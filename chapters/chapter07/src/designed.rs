@@ -1,6 +1,6 @@
 //! Three heads with weights set by hand, so that each one's job can be read off its
-//! heatmap: the previous token, the same word, the next token. And what the folded mask
-//! does to them when the lengths are tiled instead of repeated per example.
+//! heatmap: the previous token, the same word, the next token. And what the folded
+//! mask does to them when the lengths are tiled instead of repeated per example.
 
 use attention::prelude::*;
 
@@ -13,8 +13,8 @@ pub const WORDS: [&str; 5] = ["the", "cat", "sat", "on", "mat"];
 /// The example sentence: six tokens, the word "the" twice.
 pub const SENTENCE: [&str; 6] = ["the", "cat", "sat", "on", "the", "mat"];
 
-/// The shorter sentence that shares a batch with [`SENTENCE`] in the mask example; the
-/// positions after it are padding.
+/// The shorter sentence that shares a batch with [`SENTENCE`] in the mask example;
+/// the positions after it are padding.
 pub const SHORT_SENTENCE: [&str; 3] = ["the", "cat", "sat"];
 
 /// The token written for a padding position.
@@ -29,8 +29,8 @@ pub const TOKEN_SIZE: usize = POSITIONS + WORDS.len();
 /// The number of heads of the designed module.
 pub const DESIGNED_HEADS: usize = 3;
 
-/// The size of each head, `d`: large enough for a one-hot position (6) or word (5), and a
-/// square, so that `√d = 3` and the scores below are round numbers.
+/// The size of each head, `d`: large enough for a one-hot position (6) or word (5),
+/// and a square, so that `√d = 3` and the scores below are round numbers.
 pub const HEAD_SIZE: usize = 9;
 
 /// The scaled score `q · k / √d` of a query and the key it looks for; every other key
@@ -38,12 +38,13 @@ pub const HEAD_SIZE: usize = 9;
 pub const MATCH_SCORE: f32 = 4.0;
 
 /// What each designed head looks for, in head order.
-pub const HEAD_ROLES: [&str; DESIGNED_HEADS] = ["previous token", "same word", "next token"];
+pub const HEAD_ROLES: [&str; DESIGNED_HEADS] =
+    ["previous token", "same word", "next token"];
 
 // ANCHOR: embed
-/// The tokens of a batch of sentences, each token a one-hot position followed by a one-hot
-/// word (all zeros for [`PAD`]), every sentence padded to [`POSITIONS`]:
-/// `[B, POSITIONS, TOKEN_SIZE]`. A made-up embedding, chosen so that a projection can read
+/// The tokens of a batch of sentences, each token a one-hot position followed by a
+/// one-hot word (all zeros for [`PAD`]), every sentence padded to [`POSITIONS`]: `[B,
+/// POSITIONS, TOKEN_SIZE]`. A made-up embedding, chosen so that a projection can read
 /// a token's position and its word separately.
 ///
 /// # Panics
@@ -79,16 +80,19 @@ pub fn labels(sentence: &[&str]) -> Vec<String> {
 }
 
 // ANCHOR: designed_heads
-/// A [`MultiHeadAttention`] of three heads of size 9 whose weights are written by hand:
+/// A [`MultiHeadAttention`] of three heads of size 9 whose weights are written by
+/// hand:
 ///
-/// - head 0 looks for the **previous token**: its query at position `t` is the one-hot of
-///   position `t − 1` (of `0` at the start), and its key at position `j` the one-hot of `j`;
-/// - head 1 looks for the **same word**: query and key are both the one-hot of the word;
+/// - head 0 looks for the **previous token**: its query at position `t` is the
+///   one-hot of position `t − 1` (of `0` at the start), and its key at position `j`
+///   the one-hot of `j`;
+/// - head 1 looks for the **same word**: query and key are both the one-hot of the
+///   word;
 /// - head 2 looks for the **next token** (position `t + 1`, the last token itself).
 ///
-/// Queries are scaled so that a match scores [`MATCH_SCORE`] after the `1/√d`. Every head's
-/// value is the key's word, one-hot, and `W_o` is the identity, so features `9h .. 9h + 9`
-/// of the output are what head `h` read.
+/// Queries are scaled so that a match scores [`MATCH_SCORE`] after the `1/√d`. Every
+/// head's value is the key's word, one-hot, and `W_o` is the identity, so features
+/// `9h .. 9h + 9` of the output are what head `h` read.
 pub fn designed_heads() -> MultiHeadAttention {
     let (n, d) = (DESIGNED_HEADS * HEAD_SIZE, HEAD_SIZE);
     let c = MATCH_SCORE * (d as f32).sqrt(); // q · k = c, so q · k / √d = MATCH_SCORE
@@ -130,7 +134,8 @@ pub fn designed_heads() -> MultiHeadAttention {
         value_size: Some(TOKEN_SIZE),
         ..Default::default()
     };
-    MultiHeadAttention::from_state_dict(config, &state).expect("the weights fit the config")
+    MultiHeadAttention::from_state_dict(config, &state)
+        .expect("the weights fit the config")
 }
 // ANCHOR_END: designed_heads
 
@@ -147,8 +152,8 @@ pub fn sentence_heads() -> (Tensor, Tensor) {
 // ANCHOR: two_sentences
 /// The designed heads on a batch of [`SENTENCE`] (length 6) and [`SHORT_SENTENCE`]
 /// (length 3, then padding), with the valid lengths `[6, 3]` folded for the heads in
-/// `order` (by [`MultiHeadByHand`], with the designed module's weights): the weights of
-/// every head, `[2, 3, 6, 6]`.
+/// `order` (by [`MultiHeadByHand`], with the designed module's weights): the weights
+/// of every head, `[2, 3, 6, 6]`.
 pub fn two_sentences_weights(order: LensOrder) -> Tensor {
     let mha = designed_heads();
     let by_hand = MultiHeadByHand::from_state_dict(&mha.state_dict(), DESIGNED_HEADS);
@@ -157,15 +162,16 @@ pub fn two_sentences_weights(order: LensOrder) -> Tensor {
         vec![SENTENCE.len() as f32, SHORT_SENTENCE.len() as f32],
         [2],
     );
-    let attended = no_grad(|| by_hand.forward(&x, &x, &x, &lens, order, &mut Trace::default()));
+    let attended =
+        no_grad(|| by_hand.forward(&x, &x, &x, &lens, order, &mut Trace::default()));
     attended
         .weights // [B·H, Q, K]
         .reshape([2, DESIGNED_HEADS, POSITIONS, POSITIONS])
 }
 // ANCHOR_END: two_sentences
 
-/// One heatmap panel per head of `weights` (`[heads, Q, K]` values, row-major), titled
-/// with the head's number and role.
+/// One heatmap panel per head of `weights` (`[heads, Q, K]` values, row-major),
+/// titled with the head's number and role.
 fn head_panels<'a>(
     weights: &'a [f32],
     titles: &[String],
@@ -186,8 +192,8 @@ fn head_panels<'a>(
 }
 
 // ANCHOR: heads_heatmap
-/// The weights of the designed heads on [`SENTENCE`], one panel per head, query tokens
-/// down and key tokens across, on one colour scale from 0 to 1.
+/// The weights of the designed heads on [`SENTENCE`], one panel per head, query
+/// tokens down and key tokens across, on one colour scale from 0 to 1.
 pub fn heads_heatmap() -> String {
     let (_, weights) = sentence_heads();
     let weights = weights.to_vec(); // [1, H, Q, K]: the panels one after the other
@@ -207,9 +213,9 @@ pub fn heads_heatmap() -> String {
 }
 // ANCHOR_END: heads_heatmap
 
-/// The weights of example 0 ([`SENTENCE`]) when the lengths `[6, 3]` are tiled, one panel
-/// per head: the rows of example 0 get the lengths 6, 3 and 6, so head 1 sees only three
-/// keys.
+/// The weights of example 0 ([`SENTENCE`]) when the lengths `[6, 3]` are tiled, one
+/// panel per head: the rows of example 0 get the lengths 6, 3 and 6, so head 1 sees
+/// only three keys.
 pub fn tiled_mask_heatmap() -> String {
     let weights = two_sentences_weights(LensOrder::Tiled);
     let example0 = weights.narrow(0, 0, 1).to_vec(); // [1, H, Q, K]

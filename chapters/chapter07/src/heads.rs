@@ -1,6 +1,6 @@
 //! Splitting queries, keys and values into heads and merging the heads back, with the
-//! engine's `reshape` and `permute`; the valid lengths repeated once per head; and d2l's
-//! multi-head attention written out one op at a time ([`MultiHeadByHand`]).
+//! engine's `reshape` and `permute`; the valid lengths repeated once per head; and
+//! d2l's multi-head attention written out one op at a time ([`MultiHeadByHand`]).
 
 use attention::{Fill, Mask, masked_softmax, scaled_dot_product_attention};
 use engine::Tensor;
@@ -30,8 +30,8 @@ pub fn split_heads(x: &Tensor, num_heads: usize) -> Tensor {
 // ANCHOR_END: split_heads
 
 // ANCHOR: merge_heads
-/// The inverse of [`split_heads`], `[B·H, T, d] → [B, T, H·d]`: the heads of each token are
-/// concatenated again (d2l's `transpose_output`).
+/// The inverse of [`split_heads`], `[B·H, T, d] → [B, T, H·d]`: the heads of each
+/// token are concatenated again (d2l's `transpose_output`).
 ///
 /// # Panics
 /// When `x` is not `[B·H, T, d]` with `num_heads` dividing its first dimension.
@@ -51,16 +51,17 @@ pub fn merge_heads(x: &Tensor, num_heads: usize) -> Tensor {
 
 // ANCHOR: split_without_permute
 /// **A bug, kept for the page and the tests**: `[B, T, H·d] → [B·H, T, d]` by one
-/// `reshape`, without the `permute`. The shape is right; the rows are not heads: row 0
-/// holds the first `T` slices of `d` features read in memory order, which are the heads of
-/// the first tokens, not head 0 of every token.
+/// `reshape`, without the `permute`. The shape is right; the rows are not heads: row
+/// 0 holds the first `T` slices of `d` features read in memory order, which are the
+/// heads of the first tokens, not head 0 of every token.
 pub fn split_without_permute(x: &Tensor, num_heads: usize) -> Tensor {
     let (b, t, d) = (x.size(0), x.size(1), x.size(2) / num_heads);
     x.reshape([b * num_heads, t, d])
 }
 // ANCHOR_END: split_without_permute
 
-/// The inverse of [`split_without_permute`]: `[B·H, T, d] → [B, T, H·d]` by one `reshape`.
+/// The inverse of [`split_without_permute`]: `[B·H, T, d] → [B, T, H·d]` by one
+/// `reshape`.
 pub fn merge_without_permute(x: &Tensor, num_heads: usize) -> Tensor {
     let (b, t, d) = (x.size(0) / num_heads, x.size(1), x.size(2));
     x.reshape([b, t, num_heads * d])
@@ -71,11 +72,11 @@ pub fn merge_without_permute(x: &Tensor, num_heads: usize) -> Tensor {
 /// `[B·H]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LensOrder {
-    /// `[a, b] → [a, a, a, b, b, b]` (for `H = 3`): each example's length `H` times in a
-    /// row, matching rows `b·H .. b·H + H`. Right.
+    /// `[a, b] → [a, a, a, b, b, b]` (for `H = 3`): each example's length `H` times
+    /// in a row, matching rows `b·H .. b·H + H`. Right.
     Interleaved,
-    /// `[a, b] → [a, b, a, b, a, b]`: the whole list `H` times. Wrong: row `b·H + h` gets
-    /// the length of example `(b·H + h) mod B`.
+    /// `[a, b] → [a, b, a, b, a, b]`: the whole list `H` times. Wrong: row `b·H + h`
+    /// gets the length of example `(b·H + h) mod B`.
     Tiled,
 }
 
@@ -108,8 +109,8 @@ pub struct Attended {
     pub weights: Tensor,
 }
 
-/// d2l's multi-head attention written out with the engine's ops: the same computation as
-/// [`attention::MultiHeadAttention`] (without dropout), with the shape of every
+/// d2l's multi-head attention written out with the engine's ops: the same computation
+/// as [`attention::MultiHeadAttention`] (without dropout), with the shape of every
 /// intermediate tensor recorded in a [`Trace`].
 ///
 /// | argument | shape |
@@ -131,8 +132,8 @@ pub struct MultiHeadByHand {
 // ANCHOR: by_hand_from_state
 impl MultiHeadByHand {
     /// The four projections, taken by name from a state such as
-    /// `MultiHeadAttention::state_dict()`: `W_q`, `W_k`, `W_v` and `W_o`, each a `.weight`
-    /// and, when the module has them, a `.bias`.
+    /// `MultiHeadAttention::state_dict()`: `W_q`, `W_k`, `W_v` and `W_o`, each a
+    /// `.weight` and, when the module has them, a `.bias`.
     ///
     /// # Panics
     /// When a weight is missing.
@@ -156,8 +157,8 @@ impl MultiHeadByHand {
 
 impl MultiHeadByHand {
     // ANCHOR: by_hand_forward
-    /// Projects, splits into heads, attends in every head with the lengths repeated in
-    /// `order`, merges the heads and projects again.
+    /// Projects, splits into heads, attends in every head with the lengths repeated
+    /// in `order`, merges the heads and projects again.
     pub fn forward(
         &self,
         queries: &Tensor,
@@ -180,7 +181,8 @@ impl MultiHeadByHand {
         let v = self.w_v.forward(values);
         trace.record("v = W_v(values)", "[B, K, H·d]", &v);
 
-        // 2. Split the queries into heads, one op at a time (split_heads does the same).
+        // 2. Split the queries into heads, one op at a time (split_heads does the
+        //    same).
         let (b, n_q, d) = (q.size(0), q.size(1), q.size(2) / h);
         let q = q.reshape([b, n_q, h, d]);
         trace.record("q.reshape(B, Q, H, d)", "[B, Q, H, d]", &q);
@@ -200,7 +202,8 @@ impl MultiHeadByHand {
         // 4. Scaled dot-product attention in every row at once: chapter 6, unchanged.
         let scores = q.matmul(&k.transpose(-2, -1)) * (1.0 / (d as f32).sqrt());
         trace.record("q kᵀ / √d", "[B·H, Q, K]", &scores);
-        let weights = masked_softmax(&scores, &Mask::valid_lens(&head_lens), Fill::Safe);
+        let weights =
+            masked_softmax(&scores, &Mask::valid_lens(&head_lens), Fill::Safe);
         trace.record("weights", "[B·H, Q, K]", &weights);
         let heads = weights.matmul(&v);
         trace.record("heads = weights v", "[B·H, Q, d]", &heads);
@@ -219,15 +222,16 @@ impl MultiHeadByHand {
     // ANCHOR_END: by_hand_forward
 }
 
-/// A way to split `[B, T, H·d]` into heads or to merge them back (`fn(x, num_heads)`).
+/// A way to split `[B, T, H·d]` into heads or to merge them back (`fn(x,
+/// num_heads)`).
 pub type Reshaper = fn(&Tensor, usize) -> Tensor;
 
 impl MultiHeadByHand {
     // ANCHOR: forward_split_by
-    /// [`forward`](Self::forward)'s computation, lengths interleaved, with the split and
-    /// the merge given: [`split_heads`] and [`merge_heads`] give `forward`'s output, and
-    /// [`split_without_permute`] with [`merge_without_permute`] show what the missing
-    /// `permute` does.
+    /// [`forward`](Self::forward)'s computation, lengths interleaved, with the split
+    /// and the merge given: [`split_heads`] and [`merge_heads`] give `forward`'s
+    /// output, and [`split_without_permute`] with [`merge_without_permute`] show what
+    /// the missing `permute` does.
     pub fn forward_split_by(
         &self,
         split: Reshaper,

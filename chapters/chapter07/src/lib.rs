@@ -1,27 +1,30 @@
 //! # Chapter 7: Multi-head attention
 //!
-//! The code of the seventh lesson (the page is `book/src/ch07-multi-head-attention.md`):
+//! The code of the seventh lesson (the page is
+//! `book/src/ch07-multi-head-attention.md`):
 //!
-//! 1. [`split_heads`] and [`merge_heads`]: `[B, T, H·d] ↔ [B·H, T, d]` with `reshape` and
-//!    `permute`, the same as [`attention::MultiHeadAttention::transpose_qkv`] and
+//! 1. [`split_heads`] and [`merge_heads`]: `[B, T, H·d] ↔ [B·H, T, d]` with `reshape`
+//!    and `permute`, the same as [`attention::MultiHeadAttention::transpose_qkv`] and
 //!    [`transpose_output`](attention::MultiHeadAttention::transpose_output); and
-//!    [`MultiHeadByHand`], d2l's multi-head attention one op at a time, every shape recorded
-//!    in a [`Trace`] and every number equal to the library's.
-//! 2. The missing `permute` ([`split_without_permute`]): the right shape, the wrong heads.
-//! 3. One heatmap panel per head: [`designed_heads`], three heads whose weights are written
-//!    by hand (previous token, same word, next token), drawn by [`heads_heatmap`].
-//! 4. The valid lengths, once per head ([`LensOrder`]): `repeat_interleave`, not a tiling,
-//!    and what a tiling changes ([`two_sentences_weights`], drawn by
+//!    [`MultiHeadByHand`], d2l's multi-head attention one op at a time, every shape
+//!    recorded in a [`Trace`] and every number equal to the library's.
+//! 2. The missing `permute` ([`split_without_permute`]): the right shape, the wrong
+//!    heads.
+//! 3. One heatmap panel per head: [`designed_heads`], three heads whose weights are
+//!    written by hand (previous token, same word, next token), drawn by
+//!    [`heads_heatmap`].
+//! 4. The valid lengths, once per head ([`LensOrder`]): `repeat_interleave`, not a
+//!    tiling, and what a tiling changes ([`two_sentences_weights`], drawn by
 //!    [`tiled_mask_heatmap`]).
 //! 5. The first article's multi-head additive attention beside d2l's scaled form
-//!    ([`SideBySide`]), with parameter counts against [`scaled_parameter_formula`] and
-//!    [`additive_parameter_formula`].
+//!    ([`SideBySide`]), with parameter counts against [`scaled_parameter_formula`]
+//!    and [`additive_parameter_formula`].
 //! 6. The number of heads against the size of each head, the width fixed
 //!    ([`head_count_study`]).
 //! 7. [`tour`]: everything the page prints (`cargo run -p chapter07`).
 //!
-//! The exercises are in [`exercises`]: out of the box the reference solutions run; with
-//! `--features exercises` your own `src/exercises.rs` does.
+//! The exercises are in [`exercises`]: out of the box the reference solutions run;
+//! with `--features exercises` your own `src/exercises.rs` does.
 
 use attention::prelude::*;
 
@@ -30,22 +33,22 @@ pub mod heads;
 pub mod side_by_side;
 
 pub use designed::{
-    DESIGNED_HEADS, HEAD_ROLES, HEAD_SIZE, MATCH_SCORE, PAD, POSITIONS, SENTENCE, SHORT_SENTENCE,
-    TOKEN_SIZE, WORDS, designed_heads, embed, heads_heatmap, labels, sentence_heads,
-    tiled_mask_heatmap, two_sentences_weights,
+    DESIGNED_HEADS, HEAD_ROLES, HEAD_SIZE, MATCH_SCORE, PAD, POSITIONS, SENTENCE,
+    SHORT_SENTENCE, TOKEN_SIZE, WORDS, designed_heads, embed, heads_heatmap, labels,
+    sentence_heads, tiled_mask_heatmap, two_sentences_weights,
 };
 pub use heads::{
-    Attended, LensOrder, MultiHeadByHand, Reshaper, merge_heads, merge_without_permute,
-    split_heads, split_without_permute,
+    Attended, LensOrder, MultiHeadByHand, Reshaper, merge_heads,
+    merge_without_permute, split_heads, split_without_permute,
 };
 pub use lesson::{Step, Trace, panic_message};
 pub use side_by_side::{
-    BothForms, HeadCountRow, SideBySide, Sizes, additive_parameter_formula, head_count_study,
-    largest_difference, scaled_parameter_formula,
+    BothForms, HeadCountRow, SideBySide, Sizes, additive_parameter_formula,
+    head_count_study, largest_difference, scaled_parameter_formula,
 };
 
-/// The exercises of this chapter: the reference solutions, or with `--features exercises`
-/// the learner's file `src/exercises.rs`.
+/// The exercises of this chapter: the reference solutions, or with `--features
+/// exercises` the learner's file `src/exercises.rs`.
 #[cfg(not(feature = "exercises"))]
 #[path = "solutions.rs"]
 pub mod exercises;
@@ -79,9 +82,9 @@ pub struct Example {
 }
 
 // ANCHOR: example
-/// The running example: a batch of `B = 2`, `Q = 5` queries, `K = 7` keys and values, and a
-/// d2l module with 3 heads of `d = 4` (every size different, so that each number in a shape
-/// says which dimension it is), in evaluation mode.
+/// The running example: a batch of `B = 2`, `Q = 5` queries, `K = 7` keys and values,
+/// and a d2l module with 3 heads of `d = 4` (every size different, so that each
+/// number in a shape says which dimension it is), in evaluation mode.
 pub fn example() -> (Example, MultiHeadAttention) {
     manual_seed(0);
     let s = EXAMPLE_SIZES;
@@ -104,8 +107,8 @@ pub fn example() -> (Example, MultiHeadAttention) {
 }
 // ANCHOR_END: example
 
-/// The word with the largest of the five word features `features[0..5]` of a head's slice
-/// of the designed module's output, and that feature.
+/// The word with the largest of the five word features `features[0..5]` of a head's
+/// slice of the designed module's output, and that feature.
 fn strongest_word(features: &[f32]) -> (&'static str, f32) {
     let (w, &value) = features[..WORDS.len()]
         .iter()
@@ -225,12 +228,16 @@ pub fn tour() -> String {
         1.0 / (e4 + 5.0),
         e4 / (2.0 * e4 + 4.0)
     ));
-    line("what each head's slice of the output holds (W_o = I): the strongest word".into());
+    line(
+        "what each head's slice of the output holds (W_o = I): the strongest word"
+            .into(),
+    );
     for (t, token) in SENTENCE.iter().enumerate() {
         let slices: Vec<String> = (0..DESIGNED_HEADS)
             .map(|head| {
-                let (word, value) =
-                    strongest_word(&o[t * DESIGNED_HEADS * HEAD_SIZE + head * HEAD_SIZE..]);
+                let (word, value) = strongest_word(
+                    &o[t * DESIGNED_HEADS * HEAD_SIZE + head * HEAD_SIZE..],
+                );
                 format!("{word:<4} {value:.3}")
             })
             .collect();
@@ -390,7 +397,10 @@ pub fn tour() -> String {
 
     // ANCHOR: tour_head_count
     line(String::new());
-    line("== 6. Heads against head size, num_hiddens = 12 (B = 2, T = 6, self-attention)".into());
+    line(
+        "== 6. Heads against head size, num_hiddens = 12 (B = 2, T = 6, self-attention)"
+            .into(),
+    );
     line(format!(
         "{:>2} {:>2} {:>6} {:>13} {:>15} {:>7} {:>13} {:>11}",
         "H",

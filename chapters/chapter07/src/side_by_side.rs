@@ -1,6 +1,6 @@
 //! The first article's multi-head additive attention beside d2l's multi-head scaled
-//! dot-product attention on the same inputs; their parameter counts against formulas; and
-//! the number of heads against the size of each head, with the model width fixed.
+//! dot-product attention on the same inputs; their parameter counts against formulas;
+//! and the number of heads against the size of each head, with the model width fixed.
 
 use attention::prelude::*;
 
@@ -20,20 +20,20 @@ pub struct Sizes {
 }
 
 // ANCHOR: parameter_formulas
-/// The parameters of d2l's `MultiHeadAttention`, by hand: `W_q`, `W_k` and `W_v` project
-/// to `n` features (`q·n + k·n + v·n`), `W_o` is `n × n`, and each of the four has `n`
-/// biases when `bias` is set. The number of heads does not appear: heads are slices of the
-/// same four matrices.
+/// The parameters of d2l's `MultiHeadAttention`, by hand: `W_q`, `W_k` and `W_v`
+/// project to `n` features (`q·n + k·n + v·n`), `W_o` is `n × n`, and each of the
+/// four has `n` biases when `bias` is set. The number of heads does not appear: heads
+/// are slices of the same four matrices.
 pub fn scaled_parameter_formula(s: Sizes, bias: bool) -> usize {
     let n = s.num_hiddens;
     let biases = if bias { 4 * n } else { 0 };
     (s.query_size + s.key_size + s.value_size) * n + n * n + biases
 }
 
-/// The parameters of the first article's `MultiHeadAdditiveAttention`, by hand: every head
-/// `i` has its own `W_q` (`q·h + h`), `W_k` (`k·h + h`), score vector `v` (`h`) and output
-/// projection `W_o` (`v·v + v`), with `h = n / H`; the concatenated contexts, `H·v`
-/// features, are projected back to `v` (`H·v·v + v`).
+/// The parameters of the first article's `MultiHeadAdditiveAttention`, by hand: every
+/// head `i` has its own `W_q` (`q·h + h`), `W_k` (`k·h + h`), score vector `v` (`h`)
+/// and output projection `W_o` (`v·v + v`), with `h = n / H`; the concatenated
+/// contexts, `H·v` features, are projected back to `v` (`H·v·v + v`).
 pub fn additive_parameter_formula(s: Sizes) -> usize {
     let (q, k, v) = (s.query_size, s.key_size, s.value_size);
     let h = s.num_hiddens / s.num_heads;
@@ -79,27 +79,36 @@ impl SideBySide {
             ..Default::default()
         });
         scaled.eval();
-        let additive = MultiHeadAdditiveAttention::new(MultiHeadAdditiveAttentionConfig {
-            query_size: s.query_size,
-            key_size: s.key_size,
-            value_size: s.value_size,
-            num_hiddens: s.num_hiddens,
-            num_heads: s.num_heads,
-            ..Default::default()
-        });
+        let additive =
+            MultiHeadAdditiveAttention::new(MultiHeadAdditiveAttentionConfig {
+                query_size: s.query_size,
+                key_size: s.key_size,
+                value_size: s.value_size,
+                num_hiddens: s.num_hiddens,
+                num_heads: s.num_heads,
+                ..Default::default()
+            });
         SideBySide { scaled, additive }
     }
 
-    /// Runs both on `query: [B, query_size]`, `keys: [B, K, key_size]`,
-    /// `values: [B, K, value_size]` and one valid length per example. d2l's module takes
-    /// queries `[B, Q, query_size]`, so the query gains an axis of size 1.
-    pub fn run(&self, query: &Tensor, keys: &Tensor, values: &Tensor, lens: &Tensor) -> BothForms {
+    /// Runs both on `query: [B, query_size]`, `keys: [B, K, key_size]`, `values: [B,
+    /// K, value_size]` and one valid length per example. d2l's module takes queries
+    /// `[B, Q, query_size]`, so the query gains an axis of size 1.
+    pub fn run(
+        &self,
+        query: &Tensor,
+        keys: &Tensor,
+        values: &Tensor,
+        lens: &Tensor,
+    ) -> BothForms {
         let mask = Mask::valid_lens(lens);
-        let scaled_output = self
-            .scaled
-            .forward(&query.unsqueeze(1), keys, values, &mask);
-        let scaled_weights = self.scaled.last_attention_weights().expect("ran forward");
-        let (additive_output, additive_weights) = self.additive.forward(query, keys, values, &mask);
+        let scaled_output =
+            self.scaled
+                .forward(&query.unsqueeze(1), keys, values, &mask);
+        let scaled_weights =
+            self.scaled.last_attention_weights().expect("ran forward");
+        let (additive_output, additive_weights) =
+            self.additive.forward(query, keys, values, &mask);
         BothForms {
             scaled_output,
             scaled_weights,
@@ -131,9 +140,9 @@ pub struct HeadCountRow {
 }
 
 // ANCHOR: head_count_study
-/// d2l's multi-head attention of width `num_hiddens` cut into each of `heads`, all with the
-/// same parameter values (those of a seeded one-head module, loaded by name), on the same
-/// self-attention input `[batch, tokens, num_hiddens]`.
+/// d2l's multi-head attention of width `num_hiddens` cut into each of `heads`, all
+/// with the same parameter values (those of a seeded one-head module, loaded by
+/// name), on the same self-attention input `[batch, tokens, num_hiddens]`.
 pub fn head_count_study(
     batch: usize,
     tokens: usize,
@@ -158,14 +167,15 @@ pub fn head_count_study(
             let output = mha.forward(&x, &x, &x, &Mask::none());
             let weights = mha.last_attention_weights().expect("ran forward");
             let head_size = num_hiddens / num_heads;
-            let additive = MultiHeadAdditiveAttention::new(MultiHeadAdditiveAttentionConfig {
-                query_size: num_hiddens,
-                key_size: num_hiddens,
-                value_size: num_hiddens,
-                num_hiddens,
-                num_heads,
-                ..Default::default()
-            });
+            let additive =
+                MultiHeadAdditiveAttention::new(MultiHeadAdditiveAttentionConfig {
+                    query_size: num_hiddens,
+                    key_size: num_hiddens,
+                    value_size: num_hiddens,
+                    num_hiddens,
+                    num_heads,
+                    ..Default::default()
+                });
             HeadCountRow {
                 num_heads,
                 head_size,

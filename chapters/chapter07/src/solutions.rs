@@ -1,15 +1,15 @@
 // ANCHOR: all
-//! Reference solutions to the chapter 7 exercises. Try `src/exercises.rs` first; the tests
-//! in `tests/exercises.rs` hold both to the same assertions.
+//! Reference solutions to the chapter 7 exercises. Try `src/exercises.rs` first; the
+//! tests in `tests/exercises.rs` hold both to the same assertions.
 
 use attention::prelude::*;
 
 // ANCHOR: per_head_weights
 /// Exercise 1. The attention weights of every head, with the heads kept as their own
-/// dimension: `[B, Q, H·d]` and `[B, K, H·d]` become `[B, H, Q, d]` and `[B, H, K, d]`, and
-/// `matmul` multiplies the last two dimensions for every `(b, h)` at once, giving
-/// `[B, H, Q, K]`. This is the layout a KV cache keeps (chapter 8); folding into the batch
-/// is one `reshape` away from it.
+/// dimension: `[B, Q, H·d]` and `[B, K, H·d]` become `[B, H, Q, d]` and `[B, H, K,
+/// d]`, and `matmul` multiplies the last two dimensions for every `(b, h)` at once,
+/// giving `[B, H, Q, K]`. This is the layout a KV cache keeps (chapter 8); folding
+/// into the batch is one `reshape` away from it.
 pub fn per_head_weights(queries: &Tensor, keys: &Tensor, num_heads: usize) -> Tensor {
     let heads = |x: &Tensor| {
         let (b, t, n) = (x.size(0), x.size(1), x.size(2));
@@ -23,9 +23,9 @@ pub fn per_head_weights(queries: &Tensor, keys: &Tensor, num_heads: usize) -> Te
 // ANCHOR_END: per_head_weights
 
 // ANCHOR: key_padding_for_heads
-/// Exercise 2. A key-padding mask `[B, K]` for the `B·H` rows of the folded batch: a head
-/// axis *after* the batch axis, stretched to `H`, then folded. `unsqueeze(0)` instead
-/// (the head axis in front) would tile: `[B, K] → [H, B, K] → [H·B, K]`.
+/// Exercise 2. A key-padding mask `[B, K]` for the `B·H` rows of the folded batch: a
+/// head axis *after* the batch axis, stretched to `H`, then folded. `unsqueeze(0)`
+/// instead (the head axis in front) would tile: `[B, K] → [H, B, K] → [H·B, K]`.
 pub fn key_padding_for_heads(pad: &Tensor, num_heads: usize) -> Tensor {
     let (b, k) = (pad.size(0), pad.size(1));
     pad.unsqueeze(1) //                    [B, 1, K]
@@ -37,8 +37,9 @@ pub fn key_padding_for_heads(pad: &Tensor, num_heads: usize) -> Tensor {
 // ANCHOR: prune_head
 /// Exercise 3. Prunes head `head`: the merged heads are `[…, H·d]` with head `h` in
 /// features `h·d .. h·d + d`, and `W_o` (`[num_hiddens, H·d]`, PyTorch's `[out, in]`)
-/// reads feature `j` through its column `j`. Zeroing those columns removes the head from
-/// the output and leaves everything else, the attention weights included, as it was.
+/// reads feature `j` through its column `j`. Zeroing those columns removes the head
+/// from the output and leaves everything else, the attention weights included, as it
+/// was.
 pub fn prune_head(mha: &MultiHeadAttention, head: usize) {
     let mut state = mha.state_dict();
     let w_o = state.get("W_o.weight").expect("a W_o").clone();
@@ -55,9 +56,10 @@ pub fn prune_head(mha: &MultiHeadAttention, head: usize) {
 
 // ANCHOR: sum_of_heads
 /// Exercise 4. Multi-head attention one head at a time: head `i` projects with rows
-/// `i·d .. i·d + d` of `W_q`, `W_k` and `W_v` (its `d` output features), attends, and is
-/// projected by columns `i·d .. i·d + d` of `W_o`. Concatenating and then projecting by
-/// `W_o` is the same as projecting each head by its block of columns and adding.
+/// `i·d .. i·d + d` of `W_q`, `W_k` and `W_v` (its `d` output features), attends, and
+/// is projected by columns `i·d .. i·d + d` of `W_o`. Concatenating and then
+/// projecting by `W_o` is the same as projecting each head by its block of columns
+/// and adding.
 pub fn sum_of_heads(
     mha: &MultiHeadAttention,
     queries: &Tensor,

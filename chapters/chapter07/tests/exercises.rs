@@ -2,7 +2,9 @@
 //! solutions by default and against `src/exercises.rs` with `--features exercises`.
 
 use attention::prelude::*;
-use chapter07::exercises::{key_padding_for_heads, per_head_weights, prune_head, sum_of_heads};
+use chapter07::exercises::{
+    key_padding_for_heads, per_head_weights, prune_head, sum_of_heads,
+};
 use lesson::assert_close;
 
 /// A module of 2 heads of d = 2 (num_hiddens 4, every size 4) with W_q = W_k = W_v = I
@@ -39,7 +41,8 @@ fn hand_module() -> (MultiHeadAttention, Tensor, Tensor, Tensor) {
         ..Default::default()
     };
     let mha = MultiHeadAttention::from_state_dict(config, &state).unwrap();
-    let query = Tensor::from_vec(vec![2f32.sqrt() * 3f32.ln(), 0., 0., 0.], [1, 1, 4]);
+    let query =
+        Tensor::from_vec(vec![2f32.sqrt() * 3f32.ln(), 0., 0., 0.], [1, 1, 4]);
     let keys = Tensor::from_vec(vec![0., 0., 0., 0., 1., 0., 0., 0.], [1, 2, 4]);
     let values = Tensor::from_vec(vec![1., 2., 3., 4., 3., 4., 5., 6.], [1, 2, 4]);
     (mha, query, keys, values)

@@ -9,5 +9,6 @@ fn the_heads_heatmap_is_up_to_date() {
 
 #[test]
 fn the_tiled_mask_heatmap_is_up_to_date() {
-    figures::check_or_update("ch07-tiled-mask.svg", &chapter07::tiled_mask_heatmap()).unwrap();
+    figures::check_or_update("ch07-tiled-mask.svg", &chapter07::tiled_mask_heatmap())
+        .unwrap();
 }

@@ -11,16 +11,19 @@ use lesson::assert_close;
 /// The running example through the step-by-step module, lengths in the given order.
 fn by_hand(order: LensOrder, lens: &Tensor) -> (Attended, Trace) {
     let (ex, mha) = example();
-    let by_hand = MultiHeadByHand::from_state_dict(&mha.state_dict(), mha.num_heads());
+    let by_hand =
+        MultiHeadByHand::from_state_dict(&mha.state_dict(), mha.num_heads());
     let mut trace = Trace::default();
-    let attended = by_hand.forward(&ex.queries, &ex.keys, &ex.values, lens, order, &mut trace);
+    let attended =
+        by_hand.forward(&ex.queries, &ex.keys, &ex.values, lens, order, &mut trace);
     (attended, trace)
 }
 
 /// The library module's output on the running example with the given lengths.
 fn library(lens: &Tensor) -> (Tensor, Tensor) {
     let (ex, mha) = example();
-    let output = mha.forward(&ex.queries, &ex.keys, &ex.values, &Mask::valid_lens(lens));
+    let output =
+        mha.forward(&ex.queries, &ex.keys, &ex.values, &Mask::valid_lens(lens));
     (output, mha.last_attention_weights().unwrap())
 }
 
@@ -30,7 +33,8 @@ fn split_heads_puts_head_h_of_example_b_in_row_b_times_h_plus_h() {
     let (b, t, heads, d) = (2, 3, 2, 2);
     let values: Vec<f32> = (0..b * t * heads * d)
         .map(|i| {
-            let (bi, ti, f) = (i / (t * heads * d), (i / (heads * d)) % t, i % (heads * d));
+            let (bi, ti, f) =
+                (i / (t * heads * d), (i / (heads * d)) % t, i % (heads * d));
             (100 * bi + 10 * ti + f) as f32
         })
         .collect();
@@ -44,7 +48,11 @@ fn split_heads_puts_head_h_of_example_b_in_row_b_times_h_plus_h() {
                 for j in 0..d {
                     let row = bi * heads + h;
                     let expected = (100 * bi + 10 * ti + h * d + j) as f32;
-                    assert_eq!(s[(row * t + ti) * d + j], expected, "row {row}, token {ti}");
+                    assert_eq!(
+                        s[(row * t + ti) * d + j],
+                        expected,
+                        "row {row}, token {ti}"
+                    );
                 }
             }
         }
@@ -171,7 +179,14 @@ fn reshaping_without_permute_keeps_the_shape_but_mixes_tokens_into_heads() {
     let (ex, mha) = example();
     let by_hand = MultiHeadByHand::from_state_dict(&mha.state_dict(), 3);
     let run = |split: Reshaper, merge: Reshaper| {
-        by_hand.forward_split_by(split, merge, &ex.queries, &ex.keys, &ex.values, &ex.lens)
+        by_hand.forward_split_by(
+            split,
+            merge,
+            &ex.queries,
+            &ex.keys,
+            &ex.values,
+            &ex.lens,
+        )
     };
     let (expected, _) = library(&ex.lens);
     let right = run(split_heads, merge_heads);
@@ -210,7 +225,8 @@ fn tiled_lengths_change_the_output_when_the_examples_differ_in_length() {
     }
     // The library's weights for those heads: the reverse.
     let lw = weights.to_vec(); // [B, H, Q, K]
-    let at = |b: usize, h: usize, q: usize, k: usize| lw[((b * 3 + h) * 5 + q) * 7 + k];
+    let at =
+        |b: usize, h: usize, q: usize, k: usize| lw[((b * 3 + h) * 5 + q) * 7 + k];
     assert!((0..5).all(|q| (3..7).all(|k| at(0, 1, q, k) > 0.0)));
     assert!((0..5).all(|q| (3..7).all(|k| at(1, 1, q, k) == 0.0)));
 }

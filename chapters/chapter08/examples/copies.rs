@@ -97,8 +97,10 @@ fn main() -> Result<(), String> {
     }
     print!("{out}");
     if record {
-        let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/sample_copies.txt");
-        std::fs::write(&sample, &out).map_err(|e| format!("{}: {e}", sample.display()))?;
+        let sample =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/sample_copies.txt");
+        std::fs::write(&sample, &out)
+            .map_err(|e| format!("{}: {e}", sample.display()))?;
         println!(
             "recorded the sample: {}; update the page's table (cargo test -p chapter08 --test page says what it must quote)",
             sample.display()

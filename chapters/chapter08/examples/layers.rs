@@ -43,7 +43,8 @@ fn main() {
         input_size: d,
         hidden_size: d,
     });
-    let self_attention = median_seconds(|| attention.forward(&x, &x, &x, &Mask::none()));
+    let self_attention =
+        median_seconds(|| attention.forward(&x, &x, &x, &Mask::none()));
     let recurrent = median_seconds(|| gru.forward(&x, None).0);
     println!("one forward pass, batch {batch}, n = {n} tokens of width d = {d}:");
     println!(

@@ -1,37 +1,43 @@
-//! Tokens per second with and without the KV cache, on your machine, as the sequence grows:
+//! Tokens per second with and without the KV cache, on your machine, as the sequence
+//! grows:
 //!
 //! ```console
 //! cargo run --release -p chapter08 --example speed
 //! ```
 //!
-//! For each position `t` it times producing the token at `t` (which attends to `t` keys):
-//! one `step` against a cache holding the `t − 1` tokens before it, and one `forward` over
-//! all `t` tokens, as a loop without a cache does. It prints a table and draws
-//! `target/chapter08/speed.svg`; the book's figure and sample stay as they are.
+//! For each position `t` it times producing the token at `t` (which attends to `t`
+//! keys): one `step` against a cache holding the `t − 1` tokens before it, and one
+//! `forward` over all `t` tokens, as a loop without a cache does. It prints a table
+//! and draws `target/chapter08/speed.svg`; the book's figure and sample stay as they
+//! are.
 //!
 //! `-- --record` (release builds only) replaces the committed sample run,
 //! `chapters/chapter08/data/sample_speed.tsv`, and the book's figure drawn from it.
 //!
-//! `-- --device gpu` (or `best`, or the environment variable `ENGINE_DEVICE`) times the
-//! decoding on a GPU, with the engine's `wgpu` feature:
-//! `cargo run --release --features engine/wgpu -p chapter08 --example speed -- --device gpu`.
-//! The committed sample is the CPU's, so `--record` runs on the CPU only.
+//! `-- --device gpu` (or `best`, or the environment variable `ENGINE_DEVICE`) times
+//! the decoding on a GPU, with the engine's `wgpu` feature: `cargo run --release
+//! --features engine/wgpu -p chapter08 --example speed -- --device gpu`. The
+//! committed sample is the CPU's, so `--record` runs on the CPU only.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use attention::prelude::*;
-use chapter08::{SPEED_HEADS, SPEED_NUM_HIDDENS, SPEED_POSITIONS, SpeedRow, SpeedRun};
+use chapter08::{
+    SPEED_HEADS, SPEED_NUM_HIDDENS, SPEED_POSITIONS, SpeedRow, SpeedRun,
+};
 use engine::Device;
 
 // ANCHOR: median_seconds
-/// The median of the times `once` reports, over enough calls to fill about a fifth of a
-/// second (at least 5, at most 500), after one call to warm up.
+/// The median of the times `once` reports, over enough calls to fill about a fifth of
+/// a second (at least 5, at most 500), after one call to warm up.
 fn median_seconds(mut once: impl FnMut() -> Duration) -> f64 {
     once();
     let mut times = Vec::new();
     let start = Instant::now();
-    while times.len() < 5 || (times.len() < 500 && start.elapsed() < Duration::from_millis(200)) {
+    while times.len() < 5
+        || (times.len() < 500 && start.elapsed() < Duration::from_millis(200))
+    {
         times.push(once());
     }
     times.sort();
@@ -40,9 +46,14 @@ fn median_seconds(mut once: impl FnMut() -> Duration) -> f64 {
 // ANCHOR_END: median_seconds
 
 // ANCHOR: time_one_token
-/// Tokens per second for the token at position `t` of `x: [1, T, num_hiddens]`, with the cache
-/// and without it.
-fn time_one_token(layer: &CausalSelfAttention, x: &Tensor, t: usize, device: &Device) -> SpeedRow {
+/// Tokens per second for the token at position `t` of `x: [1, T, num_hiddens]`, with
+/// the cache and without it.
+fn time_one_token(
+    layer: &CausalSelfAttention,
+    x: &Tensor,
+    t: usize,
+    device: &Device,
+) -> SpeedRow {
     let none = Mask::none();
     let token = x.narrow(1, t - 1, 1); // the new token, [1, 1, num_hiddens]
     let mut cache = KvCache::new(t);
@@ -73,7 +84,8 @@ fn time_one_token(layer: &CausalSelfAttention, x: &Tensor, t: usize, device: &De
 }
 // ANCHOR_END: time_one_token
 
-/// `--record`, and the device named by `--device NAME`, else by `ENGINE_DEVICE`, else the CPU.
+/// `--record`, and the device named by `--device NAME`, else by `ENGINE_DEVICE`, else
+/// the CPU.
 fn options() -> Result<(bool, Device), String> {
     let (mut record, mut device) = (false, None);
     let mut args = std::env::args().skip(1);
@@ -136,8 +148,10 @@ fn main() -> Result<(), String> {
     println!("your chart: {}", yours.display());
 
     if record {
-        let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/sample_speed.tsv");
-        std::fs::write(&sample, run.to_file()).map_err(|e| format!("{}: {e}", sample.display()))?;
+        let sample =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/sample_speed.tsv");
+        std::fs::write(&sample, run.to_file())
+            .map_err(|e| format!("{}: {e}", sample.display()))?;
         figures::write(
             "ch08-speed.svg",
             &chapter08::speed_chart(

@@ -1,10 +1,10 @@
-//! Decoding one attention layer token by token, with the cache and without it, and a tiny
-//! language model whose greedy generation is the loop the cache serves.
+//! Decoding one attention layer token by token, with the cache and without it, and a
+//! tiny language model whose greedy generation is the loop the cache serves.
 
 use attention::prelude::*;
 
-/// The settings of the layer the chapter decodes with: `num_hiddens` and `num_heads`, no
-/// dropout.
+/// The settings of the layer the chapter decodes with: `num_hiddens` and `num_heads`,
+/// no dropout.
 pub fn causal_layer(num_hiddens: usize, num_heads: usize) -> CausalSelfAttention {
     let mut layer = CausalSelfAttention::new(CausalSelfAttentionConfig {
         num_hiddens,
@@ -16,12 +16,13 @@ pub fn causal_layer(num_hiddens: usize, num_heads: usize) -> CausalSelfAttention
 }
 
 // ANCHOR: decode_with_cache
-/// Decodes `x: [B, T, num_hiddens]` the way generation runs: the first `prompt` tokens at once
-/// (`prefill`), then one token at a time (`step`), each attending to the keys and values
-/// kept in `cache`. Returns every token's output, `[B, T, num_hiddens]`.
+/// Decodes `x: [B, T, num_hiddens]` the way generation runs: the first `prompt`
+/// tokens at once (`prefill`), then one token at a time (`step`), each attending to
+/// the keys and values kept in `cache`. Returns every token's output, `[B, T,
+/// num_hiddens]`.
 ///
-/// The cache must be empty (a new one, or one that was [`reset`](KvCache::reset)); `prompt`
-/// is at least 1.
+/// The cache must be empty (a new one, or one that was [`reset`](KvCache::reset));
+/// `prompt` is at least 1.
 pub fn decode_with_cache(
     layer: &CausalSelfAttention,
     x: &Tensor,
@@ -43,10 +44,14 @@ pub fn decode_with_cache(
 // ANCHOR_END: decode_with_cache
 
 // ANCHOR: decode_without_cache
-/// The same outputs without a cache: for every new token, the whole prefix is run through
-/// `forward` again and only the last row is kept. This is what a generation loop does when
-/// it calls the model on the sequence so far.
-pub fn decode_without_cache(layer: &CausalSelfAttention, x: &Tensor, prompt: usize) -> Tensor {
+/// The same outputs without a cache: for every new token, the whole prefix is run
+/// through `forward` again and only the last row is kept. This is what a generation
+/// loop does when it calls the model on the sequence so far.
+pub fn decode_without_cache(
+    layer: &CausalSelfAttention,
+    x: &Tensor,
+    prompt: usize,
+) -> Tensor {
     assert!(
         prompt >= 1,
         "decode_without_cache: the prompt needs a token"
@@ -66,8 +71,8 @@ pub fn decode_without_cache(layer: &CausalSelfAttention, x: &Tensor, prompt: usi
 
 // ANCHOR: decode_token_by_token
 /// Feeds every token of `x` through `step`, one at a time, continuing from whatever
-/// `cache` holds. With an empty cache this equals [`decode_with_cache`]; with a cache left
-/// over from another sequence, every token also attends to that sequence.
+/// `cache` holds. With an empty cache this equals [`decode_with_cache`]; with a cache
+/// left over from another sequence, every token also attends to that sequence.
 pub fn decode_token_by_token(
     layer: &CausalSelfAttention,
     x: &Tensor,
@@ -103,10 +108,10 @@ pub struct TinyLmConfig {
 }
 
 // ANCHOR: tiny_lm
-/// The smallest language model that generates: token and position embeddings, one causal
-/// self-attention layer with a residual connection, and a linear layer to one score
-/// (logit) per token id. Untrained (its weights are seeded at random): what it generates
-/// means nothing, but every step of generation is real. Batch size 1.
+/// The smallest language model that generates: token and position embeddings, one
+/// causal self-attention layer with a residual connection, and a linear layer to one
+/// score (logit) per token id. Untrained (its weights are seeded at random): what it
+/// generates means nothing, but every step of generation is real. Batch size 1.
 ///
 /// `logits(ids) = head(h + attention(h))` with `h = tokens(ids) + positions(0..T)`.
 #[derive(Debug)]
@@ -150,7 +155,8 @@ impl TinyLm {
         );
         let as_tensor = |v: Vec<f32>| Tensor::from_vec(v, [1, ids.len()]);
         let tokens = as_tensor(ids.iter().map(|&i| i as f32).collect());
-        let positions = as_tensor((start..start + ids.len()).map(|p| p as f32).collect());
+        let positions =
+            as_tensor((start..start + ids.len()).map(|p| p as f32).collect());
         self.tokens.forward(&tokens) + self.positions.forward(&positions)
     }
 
@@ -172,8 +178,8 @@ impl TinyLm {
         })
     }
 
-    /// The logits of one more token `id`, after those in `cache`: `[1, 1, vocab]`. Its
-    /// position is the number of tokens already cached.
+    /// The logits of one more token `id`, after those in `cache`: `[1, 1, vocab]`.
+    /// Its position is the number of tokens already cached.
     pub fn step(&self, id: usize, cache: &mut KvCache) -> Tensor {
         no_grad(|| {
             let h = self.embed(&[id], cache.len()); // the new token stands at cache.len()
@@ -182,10 +188,14 @@ impl TinyLm {
         })
     }
 
-    /// Greedy generation without a cache: `new_tokens` times, run the whole sequence so far
-    /// through [`logits`](TinyLm::logits) and append the id with the largest logit at the
-    /// last position. Returns the prompt followed by the new ids.
-    pub fn generate_without_cache(&self, prompt: &[usize], new_tokens: usize) -> Vec<usize> {
+    /// Greedy generation without a cache: `new_tokens` times, run the whole sequence
+    /// so far through [`logits`](TinyLm::logits) and append the id with the largest
+    /// logit at the last position. Returns the prompt followed by the new ids.
+    pub fn generate_without_cache(
+        &self,
+        prompt: &[usize],
+        new_tokens: usize,
+    ) -> Vec<usize> {
         let mut ids = prompt.to_vec();
         for _ in 0..new_tokens {
             let next = greedy_next(&self.logits(&ids));
@@ -218,9 +228,9 @@ pub fn greedy_next(logits: &Tensor) -> usize {
 // ANCHOR_END: greedy_next
 
 // ANCHOR: as_multi_head
-/// The same attention as `layer`, as a [`MultiHeadAttention`] with the same weights (read
-/// through `state_dict`): an independent implementation to compare against. With
-/// `Mask::causal()` its `forward(&x, &x, &x, …)` is the full causal computation.
+/// The same attention as `layer`, as a [`MultiHeadAttention`] with the same weights
+/// (read through `state_dict`): an independent implementation to compare against.
+/// With `Mask::causal()` its `forward(&x, &x, &x, …)` is the full causal computation.
 pub fn as_multi_head(layer: &CausalSelfAttention) -> MultiHeadAttention {
     let config = MultiHeadAttentionConfig {
         num_hiddens: layer.num_hiddens(),

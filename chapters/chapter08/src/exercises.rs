@@ -26,7 +26,9 @@ pub fn max_cached_tokens(
         d_head,
         bytes_per_value,
     );
-    todo!("exercise 1: divide the budget by the bytes one token takes (keys and values)")
+    todo!(
+        "exercise 1: divide the budget by the bytes one token takes (keys and values)"
+    )
 }
 
 /// Exercise 2. Decodes `x: [B, T, num_hiddens]` token by token with `layer.step`, keeping at

@@ -2,32 +2,35 @@
 //!
 //! The code of the eighth lesson (the page is `book/src/ch08-kv-caching.md`):
 //!
-//! 1. Why a cache is valid ([`validity`]): [`change_the_future`] changes the later tokens
-//!    of a sequence and measures how much the earlier outputs move (not at all), and
-//!    [`weights_two_ways`] / [`weights_heatmap`] draw the attention weights of the full
-//!    computation beside those decoding computes.
+//! 1. Why a cache is valid ([`validity`]): [`change_the_future`] changes the later
+//!    tokens of a sequence and measures how much the earlier outputs move (not at
+//!    all), and [`weights_two_ways`] / [`weights_heatmap`] draw the attention weights
+//!    of the full computation beside those decoding computes.
 //! 2. Decoding ([`decoding`]): [`decode_with_cache`] (`prefill`, then one `step` per
 //!    token), [`decode_without_cache`] (the whole prefix again for every token), and
-//!    [`decode_token_by_token`]; a tiny language model, [`TinyLm`], whose greedy generation
-//!    ([`TinyLm::generate_without_cache`], [`greedy_next`]) is the loop a cache serves.
-//! 3. What it saves and what it costs ([`cost`]): [`multiply_adds_per_token`] with and
-//!    without the cache, and [`CacheShape::bytes_per_token`].
-//! 4. Tokens per second ([`speed`]): the committed sample run ([`sample_run`]), its table
-//!    ([`SpeedRun::table`]) and chart ([`speed_chart`]); the `speed` example measures your
-//!    machine. The run from before a step read the cache in place ([`sample_run_before`])
-//!    and the cost of one copy of the cache ([`SAMPLE_COPIES`], the `copies` example) show
-//!    why it must.
-//! 5. The pitfalls ([`pitfalls`]): a cache reused without a reset ([`two_sequences`]),
-//!    causal order aligned to the wrong key ([`error_of_new_tokens`]), and decoding past
-//!    the initial capacity ([`decode_past_the_capacity`]).
-//! 6. Self-attention and positions ([`positions`]): self-attention cannot tell the order
-//!    of its tokens ([`positions::permutation_gap`]); the sinusoidal encoding, its
-//!    relative-position property, and the cost of self-attention beside recurrent and
-//!    convolutional layers ([`positions::LayerCost`]).
-//! 7. [`tour`] and [`positions::tour`]: everything the page prints (`cargo run -p chapter08`).
+//!    [`decode_token_by_token`]; a tiny language model, [`TinyLm`], whose greedy
+//!    generation ([`TinyLm::generate_without_cache`], [`greedy_next`]) is the loop a
+//!    cache serves.
+//! 3. What it saves and what it costs ([`cost`]): [`multiply_adds_per_token`] with
+//!    and without the cache, and [`CacheShape::bytes_per_token`].
+//! 4. Tokens per second ([`speed`]): the committed sample run ([`sample_run`]), its
+//!    table ([`SpeedRun::table`]) and chart ([`speed_chart`]); the `speed` example
+//!    measures your machine. The run from before a step read the cache in place
+//!    ([`sample_run_before`]) and the cost of one copy of the cache
+//!    ([`SAMPLE_COPIES`], the `copies` example) show why it must.
+//! 5. The pitfalls ([`pitfalls`]): a cache reused without a reset
+//!    ([`two_sequences`]), causal order aligned to the wrong key
+//!    ([`error_of_new_tokens`]), and decoding past the initial capacity
+//!    ([`decode_past_the_capacity`]).
+//! 6. Self-attention and positions ([`positions`]): self-attention cannot tell the
+//!    order of its tokens ([`positions::permutation_gap`]); the sinusoidal encoding,
+//!    its relative-position property, and the cost of self-attention beside recurrent
+//!    and convolutional layers ([`positions::LayerCost`]).
+//! 7. [`tour`] and [`positions::tour`]: everything the page prints (`cargo run -p
+//!    chapter08`).
 //!
-//! The exercises are in [`exercises`]: out of the box the reference solutions run; with
-//! `--features exercises` your own `src/exercises.rs` does.
+//! The exercises are in [`exercises`]: out of the box the reference solutions run;
+//! with `--features exercises` your own `src/exercises.rs` does.
 
 use attention::prelude::*;
 
@@ -40,19 +43,22 @@ pub mod validity;
 
 pub use cost::{CacheShape, multiply_adds_per_token};
 pub use decoding::{
-    TinyLm, TinyLmConfig, as_multi_head, causal_layer, decode_token_by_token, decode_with_cache,
-    decode_without_cache, greedy_next, max_abs_diff,
+    TinyLm, TinyLmConfig, as_multi_head, causal_layer, decode_token_by_token,
+    decode_with_cache, decode_without_cache, greedy_next, max_abs_diff,
 };
-pub use pitfalls::{decode_past_the_capacity, error_of_new_tokens, panic_message, two_sequences};
+pub use pitfalls::{
+    decode_past_the_capacity, error_of_new_tokens, panic_message, two_sequences,
+};
 pub use speed::{
-    COPY_LENGTHS, SAMPLE_CHART_TITLE, SAMPLE_COPIES, SAMPLE_SPEED, SAMPLE_SPEED_BEFORE,
-    SPEED_HEADS, SPEED_NUM_HIDDENS, SPEED_POSITIONS, SpeedRow, SpeedRun, check_build_for_timing,
-    sample_run, sample_run_before, sample_speed_chart, speed_chart,
+    COPY_LENGTHS, SAMPLE_CHART_TITLE, SAMPLE_COPIES, SAMPLE_SPEED,
+    SAMPLE_SPEED_BEFORE, SPEED_HEADS, SPEED_NUM_HIDDENS, SPEED_POSITIONS, SpeedRow,
+    SpeedRun, check_build_for_timing, sample_run, sample_run_before,
+    sample_speed_chart, speed_chart,
 };
 pub use validity::{change_the_future, weights_heatmap, weights_two_ways};
 
-/// The exercises of this chapter: the reference solutions, or with `--features exercises`
-/// the learner's file `src/exercises.rs`.
+/// The exercises of this chapter: the reference solutions, or with `--features
+/// exercises` the learner's file `src/exercises.rs`.
 #[cfg(not(feature = "exercises"))]
 #[path = "solutions.rs"]
 pub mod exercises;
@@ -62,9 +68,10 @@ pub mod exercises;
 #[path = "exercises.rs"]
 pub mod exercises;
 
-/// How close decoding with a cache must come to the full computation: the largest absolute
-/// difference of any output, for outputs of size about 1. The two compute the same sums in
-/// different groupings, so they agree to `f32` rounding, not bit for bit.
+/// How close decoding with a cache must come to the full computation: the largest
+/// absolute difference of any output, for outputs of size about 1. The two compute
+/// the same sums in different groupings, so they agree to `f32` rounding, not bit for
+/// bit.
 pub const TOLERANCE: f32 = 1e-5;
 
 /// The layer and the sequence of the causality demonstration and the weights heatmap:
@@ -85,8 +92,8 @@ pub fn causal_weights_heatmap() -> String {
     weights_heatmap(&layer, &x, HEATMAP_PROMPT)
 }
 
-/// The tiny language model of the page: 16 token ids, width 16, 2 heads, up to 32 positions
-/// (seed 80).
+/// The tiny language model of the page: 16 token ids, width 16, 2 heads, up to 32
+/// positions (seed 80).
 pub fn tiny_lm() -> TinyLm {
     manual_seed(80);
     TinyLm::new(TinyLmConfig {
@@ -97,9 +104,9 @@ pub fn tiny_lm() -> TinyLm {
     })
 }
 
-/// Everything the chapter's page shows, in order: `cargo run -p chapter08`
-/// prints it, and a test checks that the page quotes it exactly. No timing is printed here
-/// (the `speed` example measures time).
+/// Everything the chapter's page shows, in order: `cargo run -p chapter08` prints it,
+/// and a test checks that the page quotes it exactly. No timing is printed here (the
+/// `speed` example measures time).
 pub fn tour() -> String {
     let mut out = String::new();
     let mut line = |s: String| {

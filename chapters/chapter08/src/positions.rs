@@ -1,24 +1,30 @@
-//! Self-attention and positions: what the layer of this chapter computes, why it needs to
-//! be told where each token stands, and the two ways of telling it.
+//! Self-attention and positions: what the layer of this chapter computes, why it
+//! needs to be told where each token stands, and the two ways of telling it.
 //!
-//! - [`permutation_gap`]: self-attention without positions is permutation-equivariant:
-//!   shuffling the tokens shuffles the outputs the same way, and nothing else changes.
+//! - [`permutation_gap`]: self-attention without positions is
+//!   permutation-equivariant: shuffling the tokens shuffles the outputs the same way,
+//!   and nothing else changes.
 //! - [`sinusoidal_encoding`]: the fixed encoding of "Attention Is All You Need", and
-//!   [`relative_dot_products`]: its dot products depend only on the distance between two
-//!   positions; [`exercises::shift_encoding`](crate::exercises::shift_encoding) (exercise 4)
-//!   moves an encoding by `k` positions with a rotation.
+//!   [`relative_dot_products`]: its dot products depend only on the distance between
+//!   two positions; [`exercises::shift_encoding`](crate::exercises::shift_encoding)
+//!   (exercise 4) moves an encoding by `k` positions with a rotation.
 //! - [`LayerCost`]: self-attention beside a recurrent and a convolutional layer, as
 //!   operation counts, sequential steps and path lengths.
 
 use attention::prelude::*;
 
 // ANCHOR: permutation_gap
-/// The largest difference between `layer(P x)` and `P layer(x)`, for `x: [1, T, d]` and
-/// the permutation `perm` of its `T` tokens (`P x` takes token `perm[i]` to place `i`).
-/// For a layer that sees no positions and no mask, 0 up to rounding: it cannot tell the
-/// order of its input.
-pub fn permutation_gap(layer: &impl Fn(&Tensor) -> Tensor, x: &Tensor, perm: &[usize]) -> f32 {
-    let index = Tensor::from_vec(perm.iter().map(|&p| p as f32).collect(), [perm.len()]);
+/// The largest difference between `layer(P x)` and `P layer(x)`, for `x: [1, T, d]`
+/// and the permutation `perm` of its `T` tokens (`P x` takes token `perm[i]` to place
+/// `i`). For a layer that sees no positions and no mask, 0 up to rounding: it cannot
+/// tell the order of its input.
+pub fn permutation_gap(
+    layer: &impl Fn(&Tensor) -> Tensor,
+    x: &Tensor,
+    perm: &[usize],
+) -> f32 {
+    let index =
+        Tensor::from_vec(perm.iter().map(|&p| p as f32).collect(), [perm.len()]);
     let permuted_then_layer = layer(&x.index_select(1, &index));
     let layer_then_permuted = layer(x).index_select(1, &index);
     crate::max_abs_diff(&permuted_then_layer, &layer_then_permuted)
@@ -26,15 +32,15 @@ pub fn permutation_gap(layer: &impl Fn(&Tensor) -> Tensor, x: &Tensor, perm: &[u
 // ANCHOR_END: permutation_gap
 
 // ANCHOR: sinusoidal_encoding
-/// The frequency of pair `i` of a sinusoidal encoding of width `d`: `ωᵢ = 10000^(−2i/d)`,
-/// from one turn per 2π positions (`i = 0`) down to one per 2π·10000.
+/// The frequency of pair `i` of a sinusoidal encoding of width `d`: `ωᵢ =
+/// 10000^(−2i/d)`, from one turn per 2π positions (`i = 0`) down to one per 2π·10000.
 pub fn frequency(i: usize, d: usize) -> f64 {
     10000f64.powf(-2.0 * i as f64 / d as f64)
 }
 
 /// The sinusoidal positional encoding, `[max_len, d]` (`d` even): row `p` holds
-/// `sin(p·ωᵢ)` at column `2i` and `cos(p·ωᵢ)` at column `2i + 1`. Computed in `f64` with
-/// the `libm` crate's `sin` and `cos`, so every machine gets the same bits.
+/// `sin(p·ωᵢ)` at column `2i` and `cos(p·ωᵢ)` at column `2i + 1`. Computed in `f64`
+/// with the `libm` crate's `sin` and `cos`, so every machine gets the same bits.
 pub fn sinusoidal_encoding(max_len: usize, d: usize) -> Tensor {
     assert!(
         d.is_multiple_of(2),
@@ -77,7 +83,8 @@ pub fn expected_dot_product(k: usize, d: usize) -> f64 {
 pub enum LayerCost {
     /// Self-attention: every token attends to every other.
     SelfAttention,
-    /// A recurrent layer (an RNN or GRU): one step per token, each waiting for the last.
+    /// A recurrent layer (an RNN or GRU): one step per token, each waiting for the
+    /// last.
     Recurrent,
     /// A convolution of width `k` over the sequence.
     Convolution {
@@ -88,9 +95,9 @@ pub enum LayerCost {
 
 // ANCHOR: layer_cost
 impl LayerCost {
-    /// Multiply-adds of the layer's core, by the leading term: `n²·d` for the scores and
-    /// the weighted sum of self-attention, `n·d²` for a recurrent layer's `n` products of
-    /// a state with a `d × d` matrix, `k·n·d²` for a convolution.
+    /// Multiply-adds of the layer's core, by the leading term: `n²·d` for the scores
+    /// and the weighted sum of self-attention, `n·d²` for a recurrent layer's `n`
+    /// products of a state with a `d × d` matrix, `k·n·d²` for a convolution.
     pub fn multiply_adds(self, n: usize, d: usize) -> usize {
         match self {
             LayerCost::SelfAttention => n * n * d,
@@ -109,9 +116,9 @@ impl LayerCost {
     }
 
     /// The most layers a signal crosses between two tokens `n − 1` apart: 1 for
-    /// self-attention (a direct weight), `n − 1` steps for a recurrent layer, and for a
-    /// stack of convolutions of width `k` (each widening the view by `k − 1`) the layers
-    /// needed to span the sequence, `⌈(n − 1) / (k − 1)⌉`.
+    /// self-attention (a direct weight), `n − 1` steps for a recurrent layer, and for
+    /// a stack of convolutions of width `k` (each widening the view by `k − 1`) the
+    /// layers needed to span the sequence, `⌈(n − 1) / (k − 1)⌉`.
     pub fn path_length(self, n: usize) -> usize {
         match self {
             LayerCost::SelfAttention => 1,
@@ -174,7 +181,8 @@ pub fn tour() -> String {
         num_heads: 2,
         ..Default::default()
     });
-    let self_attention = |x: &Tensor| no_grad(|| layer.forward(x, x, x, &Mask::none()));
+    let self_attention =
+        |x: &Tensor| no_grad(|| layer.forward(x, x, x, &Mask::none()));
     let x = Tensor::randn([1, 6, 16]);
     let perm = [3, 0, 5, 1, 4, 2];
     line(format!(

@@ -97,8 +97,12 @@ impl SpeedRun {
     /// The file the example's `--record` writes (and [`parse`](SpeedRun::parse) reads).
     pub fn to_file(&self) -> String {
         let mut out = String::new();
-        out.push_str("# One machine's run of the speed example, recorded with a release build:\n");
-        out.push_str("#   cargo run --release -p chapter08 --example speed -- --record\n");
+        out.push_str(
+            "# One machine's run of the speed example, recorded with a release build:\n",
+        );
+        out.push_str(
+            "#   cargo run --release -p chapter08 --example speed -- --record\n",
+        );
         out.push_str(&format!("# machine: {}\n", self.machine));
         out.push_str(&format!(
             "# layer: CausalSelfAttention, num_hiddens {SPEED_NUM_HIDDENS}, {SPEED_HEADS} heads, batch 1, no gradient\n"
@@ -145,7 +149,8 @@ pub fn sample_run() -> SpeedRun {
 /// The committed run from before a step read the cache in place
 /// (`data/sample_speed_before.tsv`).
 pub fn sample_run_before() -> SpeedRun {
-    SpeedRun::parse(SAMPLE_SPEED_BEFORE).expect("data/sample_speed_before.tsv is well formed")
+    SpeedRun::parse(SAMPLE_SPEED_BEFORE)
+        .expect("data/sample_speed_before.tsv is well formed")
 }
 
 // ANCHOR: speed_chart

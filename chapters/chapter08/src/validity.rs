@@ -1,18 +1,19 @@
-//! Why a cache is allowed at all: in causal attention the output at a position does not
-//! depend on any later token, shown numerically, and the attention weights computed both
-//! ways, drawn side by side.
+//! Why a cache is allowed at all: in causal attention the output at a position does
+//! not depend on any later token, shown numerically, and the attention weights
+//! computed both ways, drawn side by side.
 
 use attention::prelude::*;
 
 use crate::decoding::max_abs_diff;
 
 // ANCHOR: change_the_future
-/// Runs `layer` on `x: [B, T, num_hiddens]`, and again on a copy whose tokens `from..T` are
-/// replaced by `replacement: [B, T − from, num_hiddens]`. Returns the largest change of the
-/// outputs at the positions before `from`, and at `from` and after.
+/// Runs `layer` on `x: [B, T, num_hiddens]`, and again on a copy whose tokens
+/// `from..T` are replaced by `replacement: [B, T − from, num_hiddens]`. Returns the
+/// largest change of the outputs at the positions before `from`, and at `from` and
+/// after.
 ///
-/// Causal attention promises that the first number is zero: the output at position `t`
-/// is computed from tokens `0..=t` only.
+/// Causal attention promises that the first number is zero: the output at position
+/// `t` is computed from tokens `0..=t` only.
 pub fn change_the_future(
     layer: &CausalSelfAttention,
     x: &Tensor,
@@ -39,14 +40,18 @@ pub fn change_the_future(
 }
 // ANCHOR_END: change_the_future
 
-/// Head 0's attention weights for `x: [1, T, num_hiddens]`, computed two ways, each as a
-/// `T × T` matrix (row = query position, column = key position), row-major:
+/// Head 0's attention weights for `x: [1, T, num_hiddens]`, computed two ways, each
+/// as a `T × T` matrix (row = query position, column = key position), row-major:
 /// - by `forward` over the whole sequence (zeros above the diagonal: computed, then
 ///   masked);
-/// - by `prefill` of the first `prompt` tokens and one `step` per token after, where row
-///   `t` has only the `t + 1` keys that exist when token `t` is decoded; the cells after
-///   them were never computed and are NaN.
-pub fn weights_two_ways(layer: &CausalSelfAttention, x: &Tensor, prompt: usize) -> [Vec<f32>; 2] {
+/// - by `prefill` of the first `prompt` tokens and one `step` per token after, where
+///   row `t` has only the `t + 1` keys that exist when token `t` is decoded; the
+///   cells after them were never computed and are NaN.
+pub fn weights_two_ways(
+    layer: &CausalSelfAttention,
+    x: &Tensor,
+    prompt: usize,
+) -> [Vec<f32>; 2] {
     assert_eq!(x.size(0), 1, "weights_two_ways: one sequence");
     let t = x.size(1);
     let head0 = |w: Tensor| {
@@ -68,7 +73,8 @@ pub fn weights_two_ways(layer: &CausalSelfAttention, x: &Tensor, prompt: usize) 
         layer.prefill(&x.narrow(1, 0, prompt), &mut cache, &Mask::none());
         let (w, keys) = head0(weights(layer));
         for row in 0..prompt {
-            cached[row * t..row * t + keys].copy_from_slice(&w[row * keys..(row + 1) * keys]);
+            cached[row * t..row * t + keys]
+                .copy_from_slice(&w[row * keys..(row + 1) * keys]);
         }
         for row in prompt..t {
             layer.step(&x.narrow(1, row, 1), &mut cache, &Mask::none());
@@ -79,9 +85,13 @@ pub fn weights_two_ways(layer: &CausalSelfAttention, x: &Tensor, prompt: usize) 
     [full, cached]
 }
 
-/// The heatmap of [`weights_two_ways`]: the full computation on the left, the cached one
-/// on the right, where grey cells are the scores decoding never computes.
-pub fn weights_heatmap(layer: &CausalSelfAttention, x: &Tensor, prompt: usize) -> String {
+/// The heatmap of [`weights_two_ways`]: the full computation on the left, the cached
+/// one on the right, where grey cells are the scores decoding never computes.
+pub fn weights_heatmap(
+    layer: &CausalSelfAttention,
+    x: &Tensor,
+    prompt: usize,
+) -> String {
     let [full, cached] = weights_two_ways(layer, x, prompt);
     let labels: Vec<String> = (0..x.size(1)).map(|i| i.to_string()).collect();
     figures::heatmap(&figures::Heatmap {

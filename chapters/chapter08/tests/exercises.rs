@@ -60,7 +60,9 @@ fn exercise_2_sliding_window_decoding_equals_forward_with_a_band_mask() {
 fn exercise_3_greedy_generation_with_the_cache_equals_generation_without_it() {
     let model = tiny_lm();
     let mut cache = KvCache::new(4);
-    for (prompt, new_tokens) in [(vec![1, 2, 3], 8), (vec![5], 12), (vec![0, 15, 7, 7], 1)] {
+    for (prompt, new_tokens) in
+        [(vec![1, 2, 3], 8), (vec![5], 12), (vec![0, 15, 7, 7], 1)]
+    {
         let expected = model.generate_without_cache(&prompt, new_tokens);
         let ids = generate_with_cache(&model, &prompt, new_tokens, &mut cache);
         assert_eq!(ids, expected, "prompt {prompt:?}");
@@ -82,7 +84,9 @@ fn exercise_4_shift_encoding_rotates_to_the_later_position() {
     // d = 2, one pair with ω = 1: position 0 is (sin 0, cos 0) = (0, 1); one step on is
     // (sin 1, cos 1).
     let moved = shift_encoding(&[0.0, 1.0], 1);
-    assert!((moved[0] - 1f32.sin()).abs() < 1e-6 && (moved[1] - 1f32.cos()).abs() < 1e-6);
+    assert!(
+        (moved[0] - 1f32.sin()).abs() < 1e-6 && (moved[1] - 1f32.cos()).abs() < 1e-6
+    );
     // Against the encoding itself, width 16, for several starts and distances; k = 0
     // changes nothing.
     let pe = sinusoidal_encoding(200, 16).to_vec();

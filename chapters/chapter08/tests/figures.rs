@@ -13,7 +13,8 @@ fn the_weights_heatmap_is_up_to_date() {
 
 #[test]
 fn the_speed_chart_is_drawn_from_the_committed_sample_run() {
-    figures::check_or_update("ch08-speed.svg", &chapter08::sample_speed_chart()).unwrap();
+    figures::check_or_update("ch08-speed.svg", &chapter08::sample_speed_chart())
+        .unwrap();
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The lesson's code: causality measured, prefill and step against the full causal
-//! computation (a property test), the cache's API and memory, the work per token, the tiny
-//! model's generation, the sample run's format, and each pitfall caught.
+//! computation (a property test), the cache's API and memory, the work per token, the
+//! tiny model's generation, the sample run's format, and each pitfall caught.
 
 use attention::prelude::*;
 use chapter08::*;
@@ -10,11 +10,11 @@ use proptest::prelude::*;
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
 
-    /// For random weights and inputs (seed), batch sizes, head counts, head sizes, prompt
-    /// lengths, numbers of decoded tokens and initial capacities: prefill, then one step
-    /// per token, gives every output of the full computation with a causal mask, by an
-    /// independent implementation (MultiHeadAttention with the same weights), within
-    /// TOLERANCE.
+    /// For random weights and inputs (seed), batch sizes, head counts, head sizes,
+    /// prompt lengths, numbers of decoded tokens and initial capacities: prefill,
+    /// then one step per token, gives every output of the full computation with a
+    /// causal mask, by an independent implementation (MultiHeadAttention with the
+    /// same weights), within TOLERANCE.
     #[test]
     fn prefill_then_steps_equals_forward_with_a_causal_mask(
         seed in 0u64..10_000,
@@ -77,8 +77,8 @@ fn changing_later_tokens_leaves_earlier_outputs_exactly_unchanged() {
 
 #[test]
 fn without_the_causal_mask_earlier_outputs_would_move() {
-    // The check above can fail: full (non-causal) attention over the same inputs lets the
-    // changed tokens reach every output.
+    // The check above can fail: full (non-causal) attention over the same inputs lets
+    // the changed tokens reach every output.
     let (layer, x) = heatmap_example();
     let mha = as_multi_head(&layer);
     manual_seed(5);
@@ -113,7 +113,8 @@ fn the_two_ways_give_the_same_weights_and_decoding_skips_the_upper_triangle() {
             if k > q {
                 assert_eq!(f, 0.0, "forward computes a zero at [{q}, {k}]");
                 if k < HEATMAP_PROMPT {
-                    // The prefill is a forward pass over the prompt: masked, computed.
+                    // The prefill is a forward pass over the prompt: masked,
+                    // computed.
                     assert_eq!(c, 0.0, "prefill computes a zero at [{q}, {k}]");
                 } else {
                     assert!(c.is_nan(), "decoding never computes [{q}, {k}]");
@@ -196,7 +197,8 @@ fn bytes_per_token_is_what_the_cache_stores() {
         let x = Tensor::randn([batch, tokens, heads * d_head]);
         let mut cache = KvCache::new(2);
         decode_with_cache(&layer, &x, 1, &mut cache);
-        let stored = (cache.keys().numel() + cache.values().numel()) * size_of::<f32>();
+        let stored =
+            (cache.keys().numel() + cache.values().numel()) * size_of::<f32>();
         let shape = CacheShape {
             layers: 1,
             batch,
@@ -227,7 +229,9 @@ fn a_cache_reused_without_reset_is_caught_by_comparing_with_forward() {
 }
 
 #[test]
-#[should_panic(expected = "CausalSelfAttention::prefill: the cache already holds 3 tokens")]
+#[should_panic(
+    expected = "CausalSelfAttention::prefill: the cache already holds 3 tokens"
+)]
 fn prefill_refuses_a_cache_that_was_not_reset() {
     manual_seed(2);
     let layer = causal_layer(8, 2);
@@ -243,7 +247,8 @@ fn causal_order_aligned_to_the_first_key_is_caught() {
     let [q, k, v] = [(); 3].map(|()| Tensor::randn([2, 6, 4]));
     for n in 1..=3 {
         let right = error_of_new_tokens(&q, &k, &v, n, &Mask::causal());
-        let offset = error_of_new_tokens(&q, &k, &v, n, &Mask::causal_with_offset(6 - n));
+        let offset =
+            error_of_new_tokens(&q, &k, &v, n, &Mask::causal_with_offset(6 - n));
         let wrong = error_of_new_tokens(&q, &k, &v, n, &Mask::causal_with_offset(0));
         assert!(right <= 1e-6, "{n} new: {right}");
         assert!(offset <= 1e-6, "{n} new: {offset}");
@@ -356,7 +361,10 @@ fn a_malformed_speed_file_is_refused_with_the_line() {
     let missing = "# machine: m\n16 1.0\n";
     assert_eq!(
         SpeedRun::parse(missing),
-        Err("line 2: expected `t with_cache without_cache`, found \"16 1.0\"".to_string())
+        Err(
+            "line 2: expected `t with_cache without_cache`, found \"16 1.0\""
+                .to_string()
+        )
     );
     assert!(SpeedRun::parse("16 1 2\n").is_err(), "no machine line");
     assert!(SpeedRun::parse("# machine: m\n").is_err(), "no rows");

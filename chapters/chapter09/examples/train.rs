@@ -1,4 +1,5 @@
-//! The chapter's full training run, with a progress bar, held-out scores and checkpoints:
+//! The chapter's full training run, with a progress bar, held-out scores and
+//! checkpoints:
 //!
 //! ```console
 //! cargo run --release -p chapter09 --example train
@@ -12,26 +13,29 @@
 //! Options:
 //! - `--steps N`: train for N steps in all (default: the chapter's 1,000).
 //! - `--stop-after N`: stop once N steps are done, after saving a checkpoint.
-//! - `--resume`: continue from the checkpoint (config, step, weights, Adam's moments).
+//! - `--resume`: continue from the checkpoint (config, step, weights, Adam's
+//!   moments).
 //! - `--checkpoint PATH`: where checkpoints go (default
 //!   `target/chapter09/<attention>.checkpoint.safetensors`).
 //! - `--checkpoint-every N`: save every N steps (default 250), and at the end.
-//! - `--attention additive|dot-product`: the decoder's attention (dot-product runs your
-//!   exercise 1, or the reference solution out of the box).
+//! - `--attention additive|dot-product`: the decoder's attention (dot-product runs
+//!   your exercise 1, or the reference solution out of the box).
 //! - `--record`: also write the weights, config and history to
 //!   `chapters/chapter09/trained/<attention>.safetensors`, the models the page reads
 //!   (the chapter's settings only).
-//! - `--check`: train with the chapter's settings and compare the run with the recorded
-//!   one: every step's loss, every held-out score, and the model file byte for byte (its
-//!   SHA-256 is printed). Fails at the first difference. The kernels give the same bits
-//!   on every CPU, so this passes on any machine and with any `ENGINE_KERNEL`.
+//! - `--check`: train with the chapter's settings and compare the run with the
+//!   recorded one: every step's loss, every held-out score, and the model file byte
+//!   for byte (its SHA-256 is printed). Fails at the first difference. The kernels
+//!   give the same bits on every CPU, so this passes on any machine and with any
+//!   `ENGINE_KERNEL`.
 //! - `--device cpu|gpu|best`: where to train (default: the environment variable
 //!   `ENGINE_DEVICE`, else the CPU). The GPU needs the engine's `wgpu` feature:
-//!   `cargo run --release --features engine/wgpu -p chapter09 --example train -- --device gpu`.
-//!   A GPU computes the same losses to f32 rounding, not bit for bit, so `--record` and
-//!   `--check` run on the CPU only.
+//!   `cargo run --release --features engine/wgpu -p chapter09 --example train --
+//!   --device gpu`. A GPU computes the same losses to f32 rounding, not bit for bit,
+//!   so `--record` and `--check` run on the CPU only.
 //!
-//! Prints the held-out exact-match accuracy every 100 steps and the wall time at the end.
+//! Prints the held-out exact-match accuracy every 100 steps and the wall time at the
+//! end.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,8 +46,8 @@ use sha2::{Digest, Sha256};
 
 use chapter09::exercises::ScaledDotProduct;
 use chapter09::{
-    Checkpoint, DecoderAttention, Seq2Seq, TrainConfig, Trainer, number_to_words, progress_bar,
-    save_checkpoint, save_weights, trained_path,
+    Checkpoint, DecoderAttention, Seq2Seq, TrainConfig, Trainer, number_to_words,
+    progress_bar, save_checkpoint, save_weights, trained_path,
 };
 
 /// How often the held-out set is scored.
@@ -82,10 +86,13 @@ fn parse() -> Result<Options, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--steps" => o.steps = Some(number("--steps", args.next())?),
-            "--stop-after" => o.stop_after = Some(number("--stop-after", args.next())?),
+            "--stop-after" => {
+                o.stop_after = Some(number("--stop-after", args.next())?)
+            }
             "--resume" => o.resume = true,
             "--checkpoint" => {
-                o.checkpoint = Some(args.next().ok_or("--checkpoint needs a path")?.into())
+                o.checkpoint =
+                    Some(args.next().ok_or("--checkpoint needs a path")?.into())
             }
             "--checkpoint-every" => {
                 o.checkpoint_every = number("--checkpoint-every", args.next())?.max(1)
@@ -97,7 +104,9 @@ fn parse() -> Result<Options, String> {
             },
             "--record" => o.record = true,
             "--check" => o.check = true,
-            "--device" => o.device = Some(args.next().ok_or("--device takes cpu, gpu or best")?),
+            "--device" => {
+                o.device = Some(args.next().ok_or("--device takes cpu, gpu or best")?)
+            }
             other => {
                 return Err(format!(
                     "unknown option {other} (see the top of examples/train.rs)"
@@ -153,7 +162,9 @@ fn run<A: DecoderAttention>(
     if options.record && trainer.config != TrainConfig::chapter() {
         return Err("--record needs the chapter's settings (no --steps)".into());
     }
-    if options.check && (options.resume || options.stop_after.is_some() || options.record) {
+    if options.check
+        && (options.resume || options.stop_after.is_some() || options.record)
+    {
         return Err("--check trains the whole run from step 0: leave out --resume, --stop-after and --record".into());
     }
     if options.check && trainer.config != TrainConfig::chapter() {
@@ -196,11 +207,12 @@ fn run<A: DecoderAttention>(
         bar.set_message(format!("loss {:.4}", report.loss));
         bar.inc(1);
         if trainer.step % EVAL_EVERY == 0 || trainer.step == c.steps {
-            let recent = &trainer.history.losses[trainer.step.saturating_sub(EVAL_EVERY)..];
+            let recent =
+                &trainer.history.losses[trainer.step.saturating_sub(EVAL_EVERY)..];
             let mean = recent.iter().sum::<f32>() / recent.len() as f32;
             let (accuracy, translations) = trainer.evaluate();
-            // Printed through the bar, which is redrawn below the line (and which stays
-            // hidden when standard error is not a terminal).
+            // Printed through the bar, which is redrawn below the line (and which
+            // stays hidden when standard error is not a terminal).
             bar.suspend(|| {
                 println!(
                     "step {:>5}  mean loss {mean:.4}  held-out exact match {accuracy:.3}",
@@ -261,8 +273,8 @@ fn run<A: DecoderAttention>(
     Ok(())
 }
 
-/// Compares a finished run with the recorded one: every loss, every held-out score, and
-/// the model file, byte for byte.
+/// Compares a finished run with the recorded one: every loss, every held-out score,
+/// and the model file, byte for byte.
 fn check_against_recording<A: DecoderAttention>(
     trainer: &Trainer<A>,
     name: &str,
@@ -270,7 +282,8 @@ fn check_against_recording<A: DecoderAttention>(
     let recorded = chapter09::recorded(name);
     let (now, then) = (&trainer.history, &recorded.info.history);
     if let Some(step) = (0..now.losses.len().max(then.losses.len())).find(|&s| {
-        now.losses.get(s).map(|l| l.to_bits()) != then.losses.get(s).map(|l| l.to_bits())
+        now.losses.get(s).map(|l| l.to_bits())
+            != then.losses.get(s).map(|l| l.to_bits())
     }) {
         return Err(format!(
             "--check: the loss of step {step} is {:?} now and {:?} in the recording",
@@ -292,7 +305,8 @@ fn check_against_recording<A: DecoderAttention>(
     let written = PathBuf::from(format!("target/chapter09/{name}.check.safetensors"));
     save_weights(trainer, &written)?;
     let read = |path: &PathBuf| {
-        std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+        std::fs::read(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))
     };
     let (ours, theirs) = (read(&written)?, read(&record)?);
     let hash = |bytes: &[u8]| {

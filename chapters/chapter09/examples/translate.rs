@@ -1,7 +1,9 @@
 //! Translates numbers with the recorded model and shows where each step looked:
 //! `cargo run -p chapter09 --example translate -- 342 600000 19019`.
 
-use chapter09::{Vocab, greedy_decode, number_to_words, plots, table, trained_additive};
+use chapter09::{
+    Vocab, greedy_decode, number_to_words, plots, table, trained_additive,
+};
 
 fn main() {
     let numbers: Vec<u32> = std::env::args()

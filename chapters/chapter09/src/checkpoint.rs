@@ -1,5 +1,5 @@
-//! Checkpoints in the safetensors format: the model's weights by name, optionally Adam's
-//! moments, and what the run needs to continue (its config, step and history).
+//! Checkpoints in the safetensors format: the model's weights by name, optionally
+//! Adam's moments, and what the run needs to continue (its config, step and history).
 //!
 //! A file holds:
 //!
@@ -8,10 +8,10 @@
 //! | `model.{name}` | each entry of the model's `state_dict()` |
 //! | `adam.m.{name}`, `adam.v.{name}` | Adam's moments of each parameter (full checkpoints only) |
 //!
-//! and one metadata entry, `chapter09`, a JSON [`CheckpointInfo`]: the [`TrainConfig`],
-//! the step, the [`History`] and Adam's per-parameter update counts. One entry, not many:
-//! safetensors writes its metadata map in no fixed order, and a single entry keeps the
-//! bytes of a file the same from one save to the next.
+//! and one metadata entry, `chapter09`, a JSON [`CheckpointInfo`]: the
+//! [`TrainConfig`], the step, the [`History`] and Adam's per-parameter update counts.
+//! One entry, not many: safetensors writes its metadata map in no fixed order, and a
+//! single entry keeps the bytes of a file the same from one save to the next.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -39,8 +39,8 @@ pub struct CheckpointInfo {
     pub step: usize,
     /// The losses and evaluations so far.
     pub history: History,
-    /// Adam's update count of each parameter, in the model's parameter order; `None` in a
-    /// weights-only file.
+    /// Adam's update count of each parameter, in the model's parameter order; `None`
+    /// in a weights-only file.
     pub adam_steps: Option<Vec<i32>>,
 }
 // ANCHOR_END: info
@@ -58,17 +58,17 @@ pub enum CheckpointError {
         /// What the system said.
         source: std::io::Error,
     },
-    /// The file is not a checkpoint of this chapter: not safetensors, truncated, another
-    /// element type, without the metadata entry, or with a config no run can be built
-    /// from.
+    /// The file is not a checkpoint of this chapter: not safetensors, truncated,
+    /// another element type, without the metadata entry, or with a config no run can
+    /// be built from.
     Corrupt {
         /// The file.
         path: PathBuf,
         /// What is wrong with it.
         reason: String,
     },
-    /// The tensors do not fit the model: missing tensors, tensors of the wrong shape, or
-    /// tensors the model has no parameter for. Names are as stored in the file.
+    /// The tensors do not fit the model: missing tensors, tensors of the wrong shape,
+    /// or tensors the model has no parameter for. Names are as stored in the file.
     DoesNotFit {
         /// The file.
         path: PathBuf,
@@ -138,8 +138,8 @@ impl std::error::Error for CheckpointError {
 
 // ANCHOR: save
 /// Writes `tensors` and `info` to `path` in the safetensors format. The bytes go to a
-/// temporary file first, renamed over `path` once complete, so a crash while saving never
-/// leaves a half-written checkpoint where the last good one was.
+/// temporary file first, renamed over `path` once complete, so a crash while saving
+/// never leaves a half-written checkpoint where the last good one was.
 fn write_file(
     path: &Path,
     tensors: &[(String, Tensor)],
@@ -162,11 +162,12 @@ fn write_file(
     });
     let json = serde_json::to_string(info).expect("the info serialises");
     let metadata = HashMap::from([(INFO_KEY.to_string(), json)]);
-    let file =
-        safetensors::serialize(views, Some(metadata)).map_err(|e| CheckpointError::Corrupt {
+    let file = safetensors::serialize(views, Some(metadata)).map_err(|e| {
+        CheckpointError::Corrupt {
             path: path.to_path_buf(),
             reason: format!("cannot serialise: {e}"),
-        })?;
+        }
+    })?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir).map_err(|e| io("write", e))?;
     }
@@ -207,9 +208,9 @@ pub fn save_checkpoint<A: DecoderAttention>(
     write_file(path.as_ref(), &tensors, &info)
 }
 
-/// Saves the weights, the config and the history, without the optimizer: a third of the
-/// size of a full checkpoint, enough to use the model (and to plot its training), not to
-/// continue training it exactly.
+/// Saves the weights, the config and the history, without the optimizer: a third of
+/// the size of a full checkpoint, enough to use the model (and to plot its training),
+/// not to continue training it exactly.
 pub fn save_weights<A: DecoderAttention>(
     trainer: &Trainer<A>,
     path: impl AsRef<Path>,
@@ -225,8 +226,8 @@ pub fn save_weights<A: DecoderAttention>(
 // ANCHOR_END: save
 
 // ANCHOR: read
-/// A checkpoint read from a file: its tensors by name and its [`CheckpointInfo`], checked
-/// to be well-formed (not yet to fit a model).
+/// A checkpoint read from a file: its tensors by name and its [`CheckpointInfo`],
+/// checked to be well-formed (not yet to fit a model).
 #[derive(Debug)]
 pub struct Checkpoint {
     /// The file it was read from.
@@ -238,8 +239,9 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
-    /// Reads and checks `path`: a safetensors file of `f32` tensors with this chapter's
-    /// metadata entry, whose config a run can be built from ([`TrainConfig::validate`]).
+    /// Reads and checks `path`: a safetensors file of `f32` tensors with this
+    /// chapter's metadata entry, whose config a run can be built from
+    /// ([`TrainConfig::validate`]).
     pub fn read(path: impl AsRef<Path>) -> Result<Checkpoint, CheckpointError> {
         let path = path.as_ref().to_path_buf();
         let bytes = fs::read(&path).map_err(|source| CheckpointError::Io {
@@ -279,11 +281,11 @@ impl Checkpoint {
             .ok_or_else(|| corrupt(format!("no `{INFO_KEY}` metadata entry")))?;
         let info: CheckpointInfo = serde_json::from_str(json)
             .map_err(|e| corrupt(format!("the `{INFO_KEY}` metadata entry: {e}")))?;
-        // A config no run can be built from (a size 0, say) is refused here, not left to
-        // panic in the middle of resuming.
-        info.config
-            .validate()
-            .map_err(|e| corrupt(format!("the `{INFO_KEY}` metadata entry's config: {e}")))?;
+        // A config no run can be built from (a size 0, say) is refused here, not left
+        // to panic in the middle of resuming.
+        info.config.validate().map_err(|e| {
+            corrupt(format!("the `{INFO_KEY}` metadata entry's config: {e}"))
+        })?;
         Ok(Checkpoint {
             path,
             tensors: entries.into_iter().collect(),
@@ -293,7 +295,8 @@ impl Checkpoint {
 
     // ANCHOR_END: read
 
-    /// Writes this checkpoint to `path` (after editing it, say), and records the new path.
+    /// Writes this checkpoint to `path` (after editing it, say), and records the new
+    /// path.
     pub fn write(&mut self, path: impl AsRef<Path>) -> Result<(), CheckpointError> {
         let tensors: Vec<(String, Tensor)> = self
             .tensors
@@ -311,9 +314,9 @@ impl Checkpoint {
     }
 
     // ANCHOR: load_weights
-    /// Copies the weights into `model` through `load_state_dict`: every parameter must be
-    /// in the file with its shape, and the file may hold no other `model.` tensor. On an
-    /// error nothing is changed.
+    /// Copies the weights into `model` through `load_state_dict`: every parameter
+    /// must be in the file with its shape, and the file may hold no other `model.`
+    /// tensor. On an error nothing is changed.
     pub fn load_weights<A: DecoderAttention>(
         &self,
         model: &Seq2Seq<A>,
@@ -343,9 +346,9 @@ impl Checkpoint {
     }
 
     // ANCHOR: resume
-    /// Continues the run: a [`Trainer`] rebuilt from the stored config (so the split and
-    /// the batch order are the run's), with the stored weights, Adam's moments and
-    /// counts, the step and the history. `build` makes the model, as for
+    /// Continues the run: a [`Trainer`] rebuilt from the stored config (so the split
+    /// and the batch order are the run's), with the stored weights, Adam's moments
+    /// and counts, the step and the history. `build` makes the model, as for
     /// [`Trainer::new`].
     pub fn resume<A: DecoderAttention>(
         &self,
@@ -378,9 +381,11 @@ impl Checkpoint {
                 match self.tensors.get(&key) {
                     Some(t) if t.shape() == p.shape() => t.clone(),
                     Some(t) => {
-                        problems
-                            .mismatched
-                            .push((key, p.shape().to_vec(), t.shape().to_vec()));
+                        problems.mismatched.push((
+                            key,
+                            p.shape().to_vec(),
+                            t.shape().to_vec(),
+                        ));
                         p.zeros_like()
                     }
                     None => {

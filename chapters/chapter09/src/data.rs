@@ -1,9 +1,11 @@
-//! The task: English number words to digits, generated from a seed (nothing to download).
+//! The task: English number words to digits, generated from a seed (nothing to
+//! download).
 //!
-//! `"three hundred and forty-two"` becomes the source tokens `three hundred and forty two`
-//! and the target tokens `3 4 2`. Every number has exactly one spelling, so the task is
-//! learnable to 100%, and the alignment is almost monotonic (`forty` → `4`, `two` → `2`),
-//! with a few interesting exceptions (`twelve` → `1 2`, and the zeros of `three hundred`).
+//! `"three hundred and forty-two"` becomes the source tokens `three hundred and forty
+//! two` and the target tokens `3 4 2`. Every number has exactly one spelling, so the
+//! task is learnable to 100%, and the alignment is almost monotonic (`forty` → `4`,
+//! `two` → `2`), with a few interesting exceptions (`twelve` → `1 2`, and the zeros
+//! of `three hundred`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -34,7 +36,8 @@ const ONES: [&str; 20] = [
     "nineteen",
 ];
 const TENS: [&str; 10] = [
-    "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety",
+    "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
+    "ninety",
 ];
 
 /// `n` (below 100) in words: `"seven"`, `"twelve"`, `"forty-two"`.
@@ -113,8 +116,8 @@ pub const BOS: &str = "<bos>";
 /// The end-of-sequence token: ends every source and every target.
 pub const EOS: &str = "<eos>";
 
-/// A vocabulary: token ↔ id. Ids 0, 1 and 2 are `<pad>`, `<bos>` and `<eos>`, in every
-/// vocabulary, then the tokens in the order given.
+/// A vocabulary: token ↔ id. Ids 0, 1 and 2 are `<pad>`, `<bos>` and `<eos>`, in
+/// every vocabulary, then the tokens in the order given.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Vocab {
     tokens: Vec<String>,
@@ -196,7 +199,8 @@ impl Vocab {
         self.checked_token("Vocab::token", id)
     }
 
-    /// The token of `id`, or a panic in the name of `op` that gives the id and the size.
+    /// The token of `id`, or a panic in the name of `op` that gives the id and the
+    /// size.
     #[track_caller]
     fn checked_token(&self, op: &str, id: usize) -> &str {
         match self.tokens.get(id) {
@@ -237,9 +241,10 @@ impl Vocab {
 // ANCHOR_END: vocab
 
 // ANCHOR: split
-/// A small deterministic random number generator (SplitMix64): the data must come out the
-/// same on every machine, and the order of the batches must be a function of the seed and
-/// the epoch alone, so that a resumed run sees the batches the uninterrupted one would.
+/// A small deterministic random number generator (SplitMix64): the data must come out
+/// the same on every machine, and the order of the batches must be a function of the
+/// seed and the epoch alone, so that a resumed run sees the batches the uninterrupted
+/// one would.
 #[derive(Clone, Debug)]
 pub struct SplitMix64(u64);
 
@@ -267,7 +272,8 @@ impl SplitMix64 {
     }
 }
 
-/// The numbers of a run: disjoint training and held-out sets drawn from `0..max_number`.
+/// The numbers of a run: disjoint training and held-out sets drawn from
+/// `0..max_number`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Split {
     /// The numbers the model is trained on.
@@ -276,8 +282,9 @@ pub struct Split {
     pub held_out: Vec<u32>,
 }
 
-/// Shuffles `0..max_number` with `seed` and cuts it: the first `held_out` numbers are held
-/// out, the next `train` are the training set. The two never overlap, whatever the sizes.
+/// Shuffles `0..max_number` with `seed` and cuts it: the first `held_out` numbers are
+/// held out, the next `train` are the training set. The two never overlap, whatever
+/// the sizes.
 ///
 /// # Panics
 /// When `train + held_out` exceeds `max_number`, or `max_number` exceeds one million.
@@ -302,8 +309,8 @@ pub fn split(max_number: u32, train: usize, held_out: usize, seed: u64) -> Split
 // ANCHOR: batch
 /// A batch of (source, target) pairs as padded id tensors with their valid lengths.
 ///
-/// Sources end with `<eos>`; targets too. The decoder's input under teacher forcing is the
-/// target shifted right: `<bos>` then every target token but the last.
+/// Sources end with `<eos>`; targets too. The decoder's input under teacher forcing
+/// is the target shifted right: `<bos>` then every target token but the last.
 #[derive(Clone, Debug)]
 pub struct Batch {
     /// The numbers the batch holds, in order.
@@ -320,7 +327,8 @@ pub struct Batch {
     pub tgt_lens: Tensor,
 }
 
-/// Pads each sequence to the longest, returning the ids `[B, len]` and the lengths `[B]`.
+/// Pads each sequence to the longest, returning the ids `[B, len]` and the lengths
+/// `[B]`.
 fn pad(seqs: &[Vec<usize>]) -> (Tensor, Tensor) {
     let len = seqs.iter().map(Vec::len).max().unwrap_or(0);
     let mut ids = Vec::with_capacity(seqs.len() * len);
@@ -354,7 +362,8 @@ impl Batch {
             .iter()
             .map(|&n| with_eos(tgt_vocab.encode(&target_tokens(n))))
             .collect();
-        // Teacher forcing: the decoder reads <bos> y₁ … y_{T−1} and must predict y₁ … y_T.
+        // Teacher forcing: the decoder reads <bos> y₁ … y_{T−1} and must predict y₁ …
+        // y_T.
         let inputs: Vec<Vec<usize>> = targets
             .iter()
             .map(|t| {

@@ -1,4 +1,5 @@
-//! Greedy decoding, exact-match accuracy, and the alignment a decoding attended along.
+//! Greedy decoding, exact-match accuracy, and the alignment a decoding attended
+//! along.
 
 use attention::prelude::*;
 
@@ -12,9 +13,9 @@ pub struct Translation {
     pub number: u32,
     /// The predicted target ids, up to and without `<eos>`.
     pub ids: Vec<usize>,
-    /// The attention weights of each decoding step over the source tokens (with `<eos>`):
-    /// one row per predicted token, plus one for the step that predicted `<eos>` (none if
-    /// decoding stopped at the length limit).
+    /// The attention weights of each decoding step over the source tokens (with
+    /// `<eos>`): one row per predicted token, plus one for the step that predicted
+    /// `<eos>` (none if decoding stopped at the length limit).
     pub weights: Vec<Vec<f32>>,
 }
 
@@ -28,12 +29,15 @@ impl Translation {
     pub fn focus(&self) -> Vec<usize> {
         self.weights
             .iter()
-            .map(|row| Tensor::from_vec(row.clone(), [row.len()]).argmax(0).item() as usize)
+            .map(|row| {
+                Tensor::from_vec(row.clone(), [row.len()]).argmax(0).item() as usize
+            })
             .collect()
     }
 
-    /// True when the alignment never moves back: each step's most attended source position
-    /// is at or after the previous step's. A diagonal-like alignment is monotonic.
+    /// True when the alignment never moves back: each step's most attended source
+    /// position is at or after the previous step's. A diagonal-like alignment is
+    /// monotonic.
     pub fn is_monotonic(&self) -> bool {
         self.focus().windows(2).all(|w| w[0] <= w[1])
     }
@@ -45,9 +49,9 @@ impl Translation {
 }
 
 // ANCHOR: greedy
-/// Greedy decoding of a batch of numbers: each step feeds the most likely token of the
-/// previous step back in, starting from `<bos>`, until every example has produced `<eos>`
-/// or `max_len` tokens. Runs without building a graph.
+/// Greedy decoding of a batch of numbers: each step feeds the most likely token of
+/// the previous step back in, starting from `<bos>`, until every example has produced
+/// `<eos>` or `max_len` tokens. Runs without building a graph.
 pub fn greedy_decode<A: DecoderAttention>(
     model: &Seq2Seq<A>,
     numbers: &[u32],
@@ -58,7 +62,8 @@ pub fn greedy_decode<A: DecoderAttention>(
     let batch = Batch::new(numbers, src_vocab, tgt_vocab);
     let b = batch.len();
     no_grad(|| {
-        let (enc_outputs, mut state) = model.encoder.forward(&batch.src, &batch.src_lens);
+        let (enc_outputs, mut state) =
+            model.encoder.forward(&batch.src, &batch.src_lens);
         let mask = Mask::valid_lens(&batch.src_lens);
         let lens: Vec<usize> = batch
             .src_lens
@@ -77,11 +82,13 @@ pub fn greedy_decode<A: DecoderAttention>(
             .collect();
         let mut done = vec![false; b];
         for _ in 0..=max_len {
-            let (next, weights) = model.decoder.step(&input, &state, &enc_outputs, &mask);
+            let (next, weights) =
+                model.decoder.step(&input, &state, &enc_outputs, &mask);
             state = next;
             let logits = model.decoder.logits(&state); // [B, V]
             let best_ids = logits.argmax(-1); // [B], as torch.argmax(logits, dim=-1)
-            let best: Vec<usize> = best_ids.to_vec().iter().map(|&i| i as usize).collect();
+            let best: Vec<usize> =
+                best_ids.to_vec().iter().map(|&i| i as usize).collect();
             let weights = weights.to_vec(); // [B, S]
             let s = weights.len() / b;
             for i in 0..b {
@@ -110,8 +117,8 @@ pub fn greedy_decode<A: DecoderAttention>(
 // ANCHOR_END: greedy
 
 // ANCHOR: accuracy
-/// The fraction of `numbers` whose greedy decoding is exactly right, decoded in batches
-/// of `batch_size`, with the translations.
+/// The fraction of `numbers` whose greedy decoding is exactly right, decoded in
+/// batches of `batch_size`, with the translations.
 pub fn exact_match<A: DecoderAttention>(
     model: &Seq2Seq<A>,
     numbers: &[u32],

@@ -20,9 +20,16 @@ impl Module for ScaledDotProduct {
 }
 
 impl DecoderAttention for ScaledDotProduct {
-    fn attend(&self, query: &Tensor, enc_outputs: &Tensor, mask: &Mask) -> (Tensor, Tensor) {
+    fn attend(
+        &self,
+        query: &Tensor,
+        enc_outputs: &Tensor,
+        mask: &Mask,
+    ) -> (Tensor, Tensor) {
         let _ = (query, enc_outputs, mask);
-        todo!("exercise 1: one query per example, [B, 1, H], through scaled_dot_product_attention")
+        todo!(
+            "exercise 1: one query per example, [B, 1, H], through scaled_dot_product_attention"
+        )
     }
 }
 

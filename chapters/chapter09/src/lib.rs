@@ -1,31 +1,34 @@
 //! # Chapter 9: Training with attention
 //!
-//! The code of the ninth lesson (the page is `book/src/ch09-training-with-attention.md`):
-//! d2l's encoder–decoder with additive attention, trained end to end to turn numbers
-//! written in English into digits.
+//! The code of the ninth lesson (the page is
+//! `book/src/ch09-training-with-attention.md`): d2l's encoder–decoder with additive
+//! attention, trained end to end to turn numbers written in English into digits.
 //!
 //! 1. The data: [`number_to_words`], [`source_tokens`] and [`target_tokens`] make the
-//!    pairs, [`Vocab`] numbers the tokens, [`split`] draws disjoint training and held-out
-//!    sets from a seed, and [`Batch`] pads a batch and records its valid lengths.
-//! 2. The model: [`Encoder`] (a GRU), [`Decoder`] (a GRU cell that reads the attention
-//!    context with each token) and [`Seq2Seq`]; the decoder's attention is anything that
-//!    implements [`DecoderAttention`], additive by default.
-//! 3. Training: [`masked_cross_entropy`], [`ResumableAdam`] (Adam with its state in the
-//!    open), the schedule of [`TrainConfig`], and [`Trainer`], with teacher forcing,
-//!    gradient clipping and a learning-rate warmup; [`progress_bar`] for the example.
-//! 4. Decoding: [`greedy_decode`] and [`exact_match`], which also return where each step
-//!    attended.
-//! 5. Checkpoints: [`save_checkpoint`], [`save_weights`] and [`Checkpoint`] (read, load,
-//!    resume), in the safetensors format, with [`CheckpointError`] saying what is wrong.
+//!    pairs, [`Vocab`] numbers the tokens, [`split`] draws disjoint training and
+//!    held-out sets from a seed, and [`Batch`] pads a batch and records its valid
+//!    lengths.
+//! 2. The model: [`Encoder`] (a GRU), [`Decoder`] (a GRU cell that reads the
+//!    attention context with each token) and [`Seq2Seq`]; the decoder's attention is
+//!    anything that implements [`DecoderAttention`], additive by default.
+//! 3. Training: [`masked_cross_entropy`], [`ResumableAdam`] (Adam with its state in
+//!    the open), the schedule of [`TrainConfig`], and [`Trainer`], with teacher
+//!    forcing, gradient clipping and a learning-rate warmup; [`progress_bar`] for the
+//!    example.
+//! 4. Decoding: [`greedy_decode`] and [`exact_match`], which also return where each
+//!    step attended.
+//! 5. Checkpoints: [`save_checkpoint`], [`save_weights`] and [`Checkpoint`] (read,
+//!    load, resume), in the safetensors format, with [`CheckpointError`] saying what
+//!    is wrong.
 //! 6. [`plots`]: the loss curves and the alignment heatmap, from the recorded runs in
 //!    `trained/`.
 //! 7. [`tour`]: everything the page prints (`cargo run -p chapter09`).
 //!
-//! The full run is an example, `cargo run --release -p chapter09 --example train`; with
-//! `--record` it writes the models in `trained/` that the page reads.
+//! The full run is an example, `cargo run --release -p chapter09 --example train`;
+//! with `--record` it writes the models in `trained/` that the page reads.
 //!
-//! The exercises are in [`exercises`]: out of the box the reference solutions run; with
-//! `--features exercises` your own `src/exercises.rs` does.
+//! The exercises are in [`exercises`]: out of the box the reference solutions run;
+//! with `--features exercises` your own `src/exercises.rs` does.
 
 mod checkpoint;
 mod data;
@@ -37,22 +40,24 @@ mod train;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-pub use checkpoint::{Checkpoint, CheckpointError, CheckpointInfo, save_checkpoint, save_weights};
+pub use checkpoint::{
+    Checkpoint, CheckpointError, CheckpointInfo, save_checkpoint, save_weights,
+};
 pub use data::{
-    BOS, Batch, EOS, PAD, Split, SplitMix64, Vocab, number_to_words, source_tokens, split,
-    target_tokens,
+    BOS, Batch, EOS, PAD, Split, SplitMix64, Vocab, number_to_words, source_tokens,
+    split, target_tokens,
 };
 pub use decode::{Translation, exact_match, greedy_decode};
 pub use model::{Decoder, DecoderAttention, Encoder, Seq2Seq, Seq2SeqConfig};
 pub use train::{
-    EVAL_BATCH, History, ResumableAdam, StepReport, TrainConfig, Trainer, masked_cross_entropy,
-    progress_bar,
+    EVAL_BATCH, History, ResumableAdam, StepReport, TrainConfig, Trainer,
+    masked_cross_entropy, progress_bar,
 };
 
 use attention::prelude::*;
 
-/// The exercises of this chapter: the reference solutions, or with `--features exercises`
-/// the learner's file `src/exercises.rs`.
+/// The exercises of this chapter: the reference solutions, or with `--features
+/// exercises` the learner's file `src/exercises.rs`.
 #[cfg(not(feature = "exercises"))]
 #[path = "solutions.rs"]
 pub mod exercises;
@@ -62,11 +67,13 @@ pub mod exercises;
 #[path = "exercises.rs"]
 pub mod exercises;
 
-/// A recorded run of the chapter: `chapters/chapter09/trained/{attention}.safetensors`
-/// (`additive` or `dot-product`), written by
-/// `cargo run --release -p chapter09 --example train -- --record`.
+/// A recorded run of the chapter:
+/// `chapters/chapter09/trained/{attention}.safetensors` (`additive` or
+/// `dot-product`), written by `cargo run --release -p chapter09 --example train --
+/// --record`.
 pub fn trained_path(attention: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("trained/{attention}.safetensors"))
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("trained/{attention}.safetensors"))
 }
 
 /// Reads a recorded run (see [`trained_path`]).
@@ -88,11 +95,12 @@ pub fn trained_additive() -> (Seq2Seq, Checkpoint) {
     (model, checkpoint)
 }
 
-/// The held-out numbers whose decodings the page draws: the first held-out number with a
-/// teen in the thousands (`… seventeen thousand …`), and the first that ends in
-/// `thousand and …` (zeros the words never say).
+/// The held-out numbers whose decodings the page draws: the first held-out number
+/// with a teen in the thousands (`… seventeen thousand …`), and the first that ends
+/// in `thousand and …` (zeros the words never say).
 pub fn alignment_examples(held_out: &[u32]) -> [u32; 2] {
-    let teen_thousands = |n: &u32| (10..20).contains(&(n / 1000 % 100)) && n % 1000 >= 100;
+    let teen_thousands =
+        |n: &u32| (10..20).contains(&(n / 1000 % 100)) && n % 1000 >= 100;
     let zeros = |n: &u32| *n >= 1000 && n % 1000 < 100 && n % 100 >= 20;
     let first = |f: &dyn Fn(&u32) -> bool| {
         *held_out
@@ -118,7 +126,10 @@ pub fn figures() -> [(&'static str, String); 2] {
     [
         (
             "ch09-loss.svg",
-            plots::loss_chart(&[("additive", &additive), ("scaled dot-product", &dot)]),
+            plots::loss_chart(&[
+                ("additive", &additive),
+                ("scaled dot-product", &dot),
+            ]),
         ),
         (
             "ch09-alignment.svg",
@@ -134,7 +145,8 @@ impl Scratch {
     fn new() -> Scratch {
         static COUNT: AtomicUsize = AtomicUsize::new(0);
         let n = COUNT.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("chapter09-{}-{n}", std::process::id()));
+        let dir = std::env::temp_dir()
+            .join(format!("chapter09-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a temporary directory");
         Scratch(dir)
     }
@@ -143,8 +155,8 @@ impl Scratch {
         self.0.join(name)
     }
 
-    /// `message` with this directory written as `$TMP`, so that the page's text does not
-    /// depend on the machine.
+    /// `message` with this directory written as `$TMP`, so that the page's text does
+    /// not depend on the machine.
     fn anonymise(&self, message: &str) -> String {
         message.replace(&self.0.display().to_string(), "$TMP")
     }
@@ -231,7 +243,8 @@ pub fn tour() -> String {
     // ANCHOR: tour_batch
     let batch = Batch::new(&[342, 12, 40_005], &src_vocab, &tgt_vocab);
     line(batch.to_string().trim_end().to_string());
-    let lens = |t: &Tensor| t.to_vec().iter().map(|&x| x as usize).collect::<Vec<_>>();
+    let lens =
+        |t: &Tensor| t.to_vec().iter().map(|&x| x as usize).collect::<Vec<_>>();
     line(format!(
         "src {:?}  src_lens {:?}",
         batch.src.shape(),
@@ -264,10 +277,11 @@ pub fn tour() -> String {
     let (enc_outputs, state) = model.encoder.forward(&batch.src, &batch.src_lens);
     let mask = Mask::valid_lens(&batch.src_lens);
     let bos = Tensor::full([3], Vocab::BOS_ID as f32);
-    let (context, weights) = model
-        .decoder
-        .attention()
-        .attend(&state, &enc_outputs, &mask);
+    let (context, weights) =
+        model
+            .decoder
+            .attention()
+            .attend(&state, &enc_outputs, &mask);
     let embedded = model.decoder.embedding().forward(&bos);
     let input = Tensor::concat(&[&context, &embedded], -1);
     let (next, _) = model.decoder.step(&bos, &state, &enc_outputs, &mask);
@@ -546,17 +560,18 @@ pub fn tour() -> String {
         train.len()
     ));
     let numbers = [0, 7, 10, 42, 100, 999, 1000];
-    let small: Vec<String> = greedy_decode(&model, &numbers, &src_vocab, &tgt_vocab, 7)
-        .iter()
-        .map(|t| {
-            let mark = if t.is_exact(&tgt_vocab) { "" } else { " ✗" };
-            format!(
-                "{} -> {}{mark}",
-                number_to_words(t.number),
-                t.text(&tgt_vocab)
-            )
-        })
-        .collect();
+    let small: Vec<String> =
+        greedy_decode(&model, &numbers, &src_vocab, &tgt_vocab, 7)
+            .iter()
+            .map(|t| {
+                let mark = if t.is_exact(&tgt_vocab) { "" } else { " ✗" };
+                format!(
+                    "{} -> {}{mark}",
+                    number_to_words(t.number),
+                    t.text(&tgt_vocab)
+                )
+            })
+            .collect();
     line(format!("small numbers: {}", small.join(", ")));
     // ANCHOR_END: tour_small
     // ANCHOR: tour_alignment

@@ -21,8 +21,8 @@ pub struct Seq2SeqConfig {
 // ANCHOR_END: config
 
 // ANCHOR: decoder_attention
-/// The attention a decoder step runs: its state before the step (the query) against the
-/// encoder's outputs (keys and values), returning the context and the weights.
+/// The attention a decoder step runs: its state before the step (the query) against
+/// the encoder's outputs (keys and values), returning the context and the weights.
 ///
 /// | argument | shape |
 /// |---|---|
@@ -33,13 +33,24 @@ pub struct Seq2SeqConfig {
 /// | weights | `[B, S]` |
 pub trait DecoderAttention: Module {
     /// One step's context and weights.
-    fn attend(&self, query: &Tensor, enc_outputs: &Tensor, mask: &Mask) -> (Tensor, Tensor);
+    fn attend(
+        &self,
+        query: &Tensor,
+        enc_outputs: &Tensor,
+        mask: &Mask,
+    ) -> (Tensor, Tensor);
 }
 
 /// d2l's decoder uses additive attention: one query per example, `[B, 1, H]`.
 impl DecoderAttention for AdditiveAttention {
-    fn attend(&self, query: &Tensor, enc_outputs: &Tensor, mask: &Mask) -> (Tensor, Tensor) {
-        let context = self.forward(&query.unsqueeze(1), enc_outputs, enc_outputs, mask);
+    fn attend(
+        &self,
+        query: &Tensor,
+        enc_outputs: &Tensor,
+        mask: &Mask,
+    ) -> (Tensor, Tensor) {
+        let context =
+            self.forward(&query.unsqueeze(1), enc_outputs, enc_outputs, mask);
         let weights = self.last_attention_weights().expect("set by forward");
         (context.squeeze(1), weights.squeeze(1))
     }
@@ -70,13 +81,14 @@ impl Encoder {
     }
 
     /// Encodes `src: [B, S]` (ids) with lengths `src_lens: [B]`: every step's state
-    /// `[B, S, H]` (the keys and values of attention), and the state after each source's
-    /// last real token `[B, H]` (the decoder's first state).
+    /// `[B, S, H]` (the keys and values of attention), and the state after each
+    /// source's last real token `[B, H]` (the decoder's first state).
     pub fn forward(&self, src: &Tensor, src_lens: &Tensor) -> (Tensor, Tensor) {
         let embedded = self.embedding.forward(src); //     [B, S, E]
         let (outputs, _) = self.rnn.forward(&embedded, None); // [B, S, H]
-        // The GRU's own last state has also read the padding of the shorter sources; take
-        // each source's state at its last real token instead: a one-hot over the steps.
+        // The GRU's own last state has also read the padding of the shorter sources;
+        // take each source's state at its last real token instead: a one-hot over the
+        // steps.
         let (b, s) = (src.size(0), src.size(1));
         let lens = src_lens.to_vec();
         let mut last = vec![0.0; b * s];
@@ -111,8 +123,9 @@ impl Module for Encoder {
 // ANCHOR_END: encoder
 
 // ANCHOR: decoder
-/// The decoder: at each step the previous state attends over the encoder's outputs, and
-/// the GRU cell reads the context concatenated with the embedding of the input token.
+/// The decoder: at each step the previous state attends over the encoder's outputs,
+/// and the GRU cell reads the context concatenated with the embedding of the input
+/// token.
 #[derive(Debug)]
 pub struct Decoder<A> {
     embedding: Embedding,
@@ -222,8 +235,8 @@ impl<A: DecoderAttention> Module for Decoder<A> {
 // ANCHOR_END: decoder
 
 // ANCHOR: seq2seq
-/// The encoder–decoder: [`Encoder`] and [`Decoder`] with the attention `A` (additive by
-/// default, d2l's choice).
+/// The encoder–decoder: [`Encoder`] and [`Decoder`] with the attention `A` (additive
+/// by default, d2l's choice).
 #[derive(Debug)]
 pub struct Seq2Seq<A = AdditiveAttention> {
     config: Seq2SeqConfig,
@@ -248,8 +261,8 @@ impl Seq2Seq<AdditiveAttention> {
 }
 
 impl<A: DecoderAttention> Seq2Seq<A> {
-    /// A model of the given sizes whose decoder attends with `attention`; its parameters
-    /// are drawn from the engine's generator (seed it first).
+    /// A model of the given sizes whose decoder attends with `attention`; its
+    /// parameters are drawn from the engine's generator (seed it first).
     pub fn new(config: Seq2SeqConfig, attention: A) -> Seq2Seq<A> {
         Seq2Seq {
             config,
@@ -264,7 +277,12 @@ impl<A: DecoderAttention> Seq2Seq<A> {
     }
 
     /// The logits `[B, T, V]` of a batch under teacher forcing.
-    pub fn forward(&self, src: &Tensor, src_lens: &Tensor, dec_input: &Tensor) -> Tensor {
+    pub fn forward(
+        &self,
+        src: &Tensor,
+        src_lens: &Tensor,
+        dec_input: &Tensor,
+    ) -> Tensor {
         let (enc_outputs, state) = self.encoder.forward(src, src_lens);
         let mask = Mask::valid_lens(src_lens);
         self.decoder.forward(dec_input, &state, &enc_outputs, &mask)

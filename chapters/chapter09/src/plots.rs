@@ -1,13 +1,13 @@
-//! The chapter's figures, drawn from the recorded runs in `trained/`: the loss curves from
-//! their histories, the alignments from the additive model's weights. Both are functions
-//! of committed files alone, so the figures test redraws them in seconds.
+//! The chapter's figures, drawn from the recorded runs in `trained/`: the loss curves
+//! from their histories, the alignments from the additive model's weights. Both are
+//! functions of committed files alone, so the figures test redraws them in seconds.
 
 use crate::checkpoint::Checkpoint;
 use crate::data::{EOS, Vocab, source_tokens};
 use crate::decode::Translation;
 
-/// The mean of each window of `window` losses, as `(steps taken at the window's end, mean)`
-/// points: per-step losses are noisy, window means show the trend.
+/// The mean of each window of `window` losses, as `(steps taken at the window's end,
+/// mean)` points: per-step losses are noisy, window means show the trend.
 pub fn windowed(losses: &[f32], window: usize) -> Vec<(f32, f32)> {
     losses
         .chunks(window.max(1))
@@ -73,9 +73,9 @@ pub fn by_word(t: &Translation) -> Vec<Vec<f32>> {
 
 // ANCHOR: alignment_heatmap
 /// The attention weights of greedy decodings, one panel per example: a row per source
-/// token, a column per decoding step (labelled with the digit it predicted), on one colour
-/// scale from 0 to 1. Words run down the side, where long labels have room; each column
-/// sums to 1.
+/// token, a column per decoding step (labelled with the digit it predicted), on one
+/// colour scale from 0 to 1. Words run down the side, where long labels have room;
+/// each column sums to 1.
 pub fn alignment_heatmap(translations: &[Translation], tgt_vocab: &Vocab) -> String {
     let rows: Vec<Vec<String>> = translations
         .iter()
@@ -85,7 +85,8 @@ pub fn alignment_heatmap(translations: &[Translation], tgt_vocab: &Vocab) -> Str
         .iter()
         .map(|t| target_labels(t, tgt_vocab))
         .collect();
-    let values: Vec<Vec<f32>> = translations.iter().map(|t| by_word(t).concat()).collect();
+    let values: Vec<Vec<f32>> =
+        translations.iter().map(|t| by_word(t).concat()).collect();
     let panels: Vec<figures::Panel<'_>> = translations
         .iter()
         .enumerate()

@@ -1,6 +1,6 @@
 // ANCHOR: all
-//! Reference solutions to the chapter 9 exercises. Try `src/exercises.rs` first; the tests
-//! in `tests/exercises.rs` hold both to the same assertions.
+//! Reference solutions to the chapter 9 exercises. Try `src/exercises.rs` first; the
+//! tests in `tests/exercises.rs` hold both to the same assertions.
 
 use attention::prelude::*;
 
@@ -10,8 +10,8 @@ use crate::model::DecoderAttention;
 /// Exercise 1. Scaled dot-product attention for the decoder, in place of additive
 /// attention: the scores are `q · kⱼ / √H` for the state `q: [B, H]` and each encoder
 /// output `kⱼ`, masked by `mask`, and the context is the weighted sum of the outputs.
-/// It has no parameters: the encoder and the decoder must learn states whose dot products
-/// align, where additive attention learns `W_q`, `W_k` and `w_v` to do it.
+/// It has no parameters: the encoder and the decoder must learn states whose dot
+/// products align, where additive attention learns `W_q`, `W_k` and `w_v` to do it.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ScaledDotProduct;
 
@@ -22,20 +22,29 @@ impl Module for ScaledDotProduct {
 }
 
 impl DecoderAttention for ScaledDotProduct {
-    fn attend(&self, query: &Tensor, enc_outputs: &Tensor, mask: &Mask) -> (Tensor, Tensor) {
+    fn attend(
+        &self,
+        query: &Tensor,
+        enc_outputs: &Tensor,
+        mask: &Mask,
+    ) -> (Tensor, Tensor) {
         // [B, 1, H] against [B, S, H]: scores [B, 1, S], context [B, 1, H].
-        let (context, weights) =
-            scaled_dot_product_attention(&query.unsqueeze(1), enc_outputs, enc_outputs, mask);
+        let (context, weights) = scaled_dot_product_attention(
+            &query.unsqueeze(1),
+            enc_outputs,
+            enc_outputs,
+            mask,
+        );
         (context.squeeze(1), weights.squeeze(1))
     }
 }
 // ANCHOR_END: scaled_dot_product
 
 // ANCHOR: beam_search
-/// Exercise 2. Beam search: keep the `beam` most probable prefixes at each step, where
-/// `step(prefix)` gives the log-probabilities of the next token (one per vocabulary
-/// entry). A prefix ends when it predicts `eos` or holds `max_len` tokens. Returns the
-/// ended sequence (without `eos`) of the highest total log-probability.
+/// Exercise 2. Beam search: keep the `beam` most probable prefixes at each step,
+/// where `step(prefix)` gives the log-probabilities of the next token (one per
+/// vocabulary entry). A prefix ends when it predicts `eos` or holds `max_len` tokens.
+/// Returns the ended sequence (without `eos`) of the highest total log-probability.
 pub fn beam_search(
     step: &dyn Fn(&[usize]) -> Vec<f32>,
     beam: usize,
@@ -79,9 +88,9 @@ pub fn beam_search(
 
 // ANCHOR: smoothed_cross_entropy
 /// Exercise 3. The masked cross-entropy with label smoothing: the target of each real
-/// token is `(1 − epsilon)` on the right class plus `epsilon / V` on every class, so the
-/// loss of a token is `−(1 − ε) ln p_target − (ε / V) Σ_v ln p_v`, averaged over the real
-/// tokens (`t < lens[b]`) of `logits: [B, T, V]`, `targets: [B, T]`.
+/// token is `(1 − epsilon)` on the right class plus `epsilon / V` on every class, so
+/// the loss of a token is `−(1 − ε) ln p_target − (ε / V) Σ_v ln p_v`, averaged over
+/// the real tokens (`t < lens[b]`) of `logits: [B, T, V]`, `targets: [B, T]`.
 pub fn smoothed_cross_entropy(
     logits: &Tensor,
     targets: &Tensor,

@@ -1,5 +1,5 @@
-//! Training: the masked loss, an Adam whose state can be saved, the learning-rate schedule
-//! and the loop.
+//! Training: the masked loss, an Adam whose state can be saved, the learning-rate
+//! schedule and the loop.
 
 use attention::prelude::*;
 use engine::optim::{AdamConfig, LinearWarmup, check_parameters, clip_grad_norm};
@@ -11,12 +11,16 @@ use crate::decode::{Translation, exact_match};
 use crate::model::{DecoderAttention, Seq2Seq, Seq2SeqConfig};
 
 // ANCHOR: masked_loss
-/// The cross-entropy of `logits: [B, T, V]` against `targets: [B, T]`, averaged over the
-/// real tokens only: position `t` of example `b` counts when `t < lens[b]` (d2l's
-/// `MaskedSoftmaxCELoss`). Padding positions neither add to the loss nor to the count.
-/// With no real token at all (every length 0) the loss is 0 and so is its gradient, as
-/// in d2l, not the NaN of 0 / 0.
-pub fn masked_cross_entropy(logits: &Tensor, targets: &Tensor, lens: &Tensor) -> Tensor {
+/// The cross-entropy of `logits: [B, T, V]` against `targets: [B, T]`, averaged over
+/// the real tokens only: position `t` of example `b` counts when `t < lens[b]` (d2l's
+/// `MaskedSoftmaxCELoss`). Padding positions neither add to the loss nor to the
+/// count. With no real token at all (every length 0) the loss is 0 and so is its
+/// gradient, as in d2l, not the NaN of 0 / 0.
+pub fn masked_cross_entropy(
+    logits: &Tensor,
+    targets: &Tensor,
+    lens: &Tensor,
+) -> Tensor {
     let (b, t) = (targets.size(0), targets.size(1));
     let per_token = logits.cross_entropy(targets, Reduction::None); // [B, T]
     // The same valid-lengths mask attention uses, read as a 0/1 tensor.
@@ -33,13 +37,14 @@ pub fn masked_cross_entropy(logits: &Tensor, targets: &Tensor, lens: &Tensor) ->
 // ANCHOR_END: masked_loss
 
 // ANCHOR: resumable_adam
-/// Adam with PyTorch's update, exactly as [`engine::optim::Adam`] computes it, with its
-/// state in the open so that a checkpoint can store it: for each parameter, its own update
-/// count `t` and the running averages `m` (of the gradient) and `v` (of its square).
+/// Adam with PyTorch's update, exactly as [`engine::optim::Adam`] computes it, with
+/// its state in the open so that a checkpoint can store it: for each parameter, its
+/// own update count `t` and the running averages `m` (of the gradient) and `v` (of
+/// its square).
 ///
-/// Resuming a run without `m` and `v` restarts them at zero: the first steps after the
-/// restart then take Adam's full-size early steps again (the bias correction divides by
-/// `1 − β₁ᵗ` with a small `t`), a jolt an uninterrupted run never had.
+/// Resuming a run without `m` and `v` restarts them at zero: the first steps after
+/// the restart then take Adam's full-size early steps again (the bias correction
+/// divides by `1 − β₁ᵗ` with a small `t`), a jolt an uninterrupted run never had.
 #[derive(Debug)]
 pub struct ResumableAdam {
     params: Vec<Tensor>,
@@ -49,9 +54,9 @@ pub struct ResumableAdam {
 }
 
 impl ResumableAdam {
-    /// An optimizer for `params` with zero moments. It refuses the parameter lists the
-    /// engine's optimizers refuse (empty, a tensor that does not require a gradient, a
-    /// result of an op, a tensor listed twice), with the same messages.
+    /// An optimizer for `params` with zero moments. It refuses the parameter lists
+    /// the engine's optimizers refuse (empty, a tensor that does not require a
+    /// gradient, a result of an op, a tensor listed twice), with the same messages.
     #[track_caller]
     pub fn new(params: Vec<Tensor>, config: AdamConfig) -> ResumableAdam {
         check_parameters("ResumableAdam::new", &params);
@@ -155,8 +160,8 @@ pub struct TrainConfig {
     pub lr: f32,
     /// Steps over which the learning rate rises linearly from 0.
     pub warmup: usize,
-    /// The learning rate of the last step: after the warmup the rate falls from `lr` to
-    /// `final_lr` along a half cosine (`final_lr = lr` keeps it constant).
+    /// The learning rate of the last step: after the warmup the rate falls from `lr`
+    /// to `final_lr` along a half cosine (`final_lr = lr` keeps it constant).
     pub final_lr: f32,
     /// The largest gradient norm; larger gradients are scaled down to it.
     pub clip: f32,
@@ -169,8 +174,8 @@ pub struct TrainConfig {
 
 impl TrainConfig {
     // ANCHOR: chapter_config
-    /// The run of the chapter (`cargo run --release -p chapter09 --example train`): numbers
-    /// below one million, 20,000 of them to train on, 1,000 others held out.
+    /// The run of the chapter (`cargo run --release -p chapter09 --example train`):
+    /// numbers below one million, 20,000 of them to train on, 1,000 others held out.
     pub fn chapter() -> TrainConfig {
         TrainConfig {
             seed: 0,
@@ -208,10 +213,10 @@ impl TrainConfig {
         }
     }
 
-    /// Whether a run can be built from this config: the sizes of the model and of a batch
-    /// at least 1, the training and held-out numbers fitting below `max_number` (at most
-    /// one million), and the learning rates and the clipping norm finite and ≥ 0. The
-    /// error names the first field that is wrong, with its value.
+    /// Whether a run can be built from this config: the sizes of the model and of a
+    /// batch at least 1, the training and held-out numbers fitting below `max_number`
+    /// (at most one million), and the learning rates and the clipping norm finite and
+    /// ≥ 0. The error names the first field that is wrong, with its value.
     ///
     /// ```
     /// use chapter09::TrainConfig;
@@ -268,23 +273,24 @@ impl TrainConfig {
         }
     }
 
-    /// Batches in one pass over the training set (the last, incomplete one is dropped so
-    /// that every step sees `batch_size` examples).
+    /// Batches in one pass over the training set (the last, incomplete one is dropped
+    /// so that every step sees `batch_size` examples).
     pub fn batches_per_epoch(&self) -> usize {
         (self.train_size / self.batch_size).max(1)
     }
 
     // ANCHOR: schedule
-    /// The learning rate of step `step` (from 0): the engine's linear warmup from 0 to
-    /// `lr` over `warmup` steps, then a half cosine from `lr` down to `final_lr` at the
-    /// last step.
+    /// The learning rate of step `step` (from 0): the engine's linear warmup from 0
+    /// to `lr` over `warmup` steps, then a half cosine from `lr` down to `final_lr`
+    /// at the last step.
     pub fn lr_at(&self, step: usize) -> f32 {
         if step < self.warmup {
             return LinearWarmup::new(self.lr, self.warmup).lr_at(step);
         }
         let span = self.steps.saturating_sub(self.warmup).max(1);
         let progress = ((step - self.warmup) as f32 / span as f32).min(1.0);
-        // `libm`'s cosine gives the same bits on every platform, so the same run everywhere.
+        // `libm`'s cosine gives the same bits on every platform, so the same run
+        // everywhere.
         let cosine = 0.5 * (1.0 + libm::cosf(std::f32::consts::PI * progress)); // 1 → 0
         self.final_lr + (self.lr - self.final_lr) * cosine
     }
@@ -293,13 +299,18 @@ impl TrainConfig {
 
 // ANCHOR: progress
 /// A progress bar for `steps` steps, drawn on standard error, and only when standard
-/// error is a terminal: indicatif hides a bar whose terminal target is not a terminal (or
-/// is `TERM=dumb`), so logs, pipes and test runs stay clean.
+/// error is a terminal: indicatif hides a bar whose terminal target is not a terminal
+/// (or is `TERM=dumb`), so logs, pipes and test runs stay clean.
 pub fn progress_bar(steps: usize) -> ProgressBar {
-    let bar = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::stderr());
+    let bar = ProgressBar::with_draw_target(
+        Some(steps as u64),
+        ProgressDrawTarget::stderr(),
+    );
     bar.set_style(
-        ProgressStyle::with_template("{bar:32} {pos}/{len} steps  {msg}  [{elapsed} < {eta}]")
-            .expect("a valid template"),
+        ProgressStyle::with_template(
+            "{bar:32} {pos}/{len} steps  {msg}  [{elapsed} < {eta}]",
+        )
+        .expect("a valid template"),
     );
     bar
 }
@@ -329,8 +340,8 @@ pub struct History {
 }
 
 // ANCHOR: trainer
-/// A training run in progress: the model, the optimizer, and where the run is. Everything
-/// a checkpoint must hold to continue it exactly is here.
+/// A training run in progress: the model, the optimizer, and where the run is.
+/// Everything a checkpoint must hold to continue it exactly is here.
 #[derive(Debug)]
 pub struct Trainer<A = AdditiveAttention> {
     /// The settings of the run.
@@ -361,9 +372,12 @@ impl Trainer<AdditiveAttention> {
 }
 
 impl<A: DecoderAttention> Trainer<A> {
-    /// A fresh run: the split from the seed, then the model, built by `build` right after
-    /// seeding the engine's generator with the same seed.
-    pub fn new(config: TrainConfig, build: impl FnOnce(Seq2SeqConfig) -> Seq2Seq<A>) -> Self {
+    /// A fresh run: the split from the seed, then the model, built by `build` right
+    /// after seeding the engine's generator with the same seed.
+    pub fn new(
+        config: TrainConfig,
+        build: impl FnOnce(Seq2SeqConfig) -> Seq2Seq<A>,
+    ) -> Self {
         let split = split(
             config.max_number,
             config.train_size,
@@ -389,7 +403,8 @@ impl<A: DecoderAttention> Trainer<A> {
     // ANCHOR_END: trainer
 
     /// Moves the run to `device`: the model's parameters and the optimizer's moments.
-    /// Batches stay on the CPU (they are token ids and lengths, which the ops read there).
+    /// Batches stay on the CPU (they are token ids and lengths, which the ops read
+    /// there).
     pub fn to_device(&mut self, device: &engine::Device) {
         self.model.to_device(device);
         let moved = self
@@ -403,14 +418,15 @@ impl<A: DecoderAttention> Trainer<A> {
 
     // ANCHOR: batch_order
     /// The numbers of the batch of step `step`: the training set is shuffled once per
-    /// epoch by a generator seeded with the run's seed and the epoch, so the batch of a
-    /// step does not depend on how the run got there (straight, or resumed).
+    /// epoch by a generator seeded with the run's seed and the epoch, so the batch of
+    /// a step does not depend on how the run got there (straight, or resumed).
     pub fn batch_numbers(&mut self, step: usize) -> Vec<u32> {
         let per_epoch = self.config.batches_per_epoch();
         let (epoch, index) = (step / per_epoch, step % per_epoch);
         if self.order.as_ref().is_none_or(|(e, _)| *e != epoch) {
             let mut numbers = self.split.train.clone();
-            let seed = self.config.seed ^ (epoch as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D);
+            let seed = self.config.seed
+                ^ (epoch as u64 + 1).wrapping_mul(0x2545_F491_4F6C_DD1D);
             SplitMix64::new(seed).shuffle(&mut numbers);
             self.order = Some((epoch, numbers));
         }
@@ -427,9 +443,9 @@ impl<A: DecoderAttention> Trainer<A> {
         let step = self.step;
         let numbers = self.batch_numbers(step);
         let batch = Batch::new(&numbers, &self.src_vocab, &self.tgt_vocab);
-        let logits = self
-            .model
-            .forward(&batch.src, &batch.src_lens, &batch.dec_input);
+        let logits =
+            self.model
+                .forward(&batch.src, &batch.src_lens, &batch.dec_input);
         let loss = masked_cross_entropy(&logits, &batch.tgt, &batch.tgt_lens);
         self.optimizer.zero_grad();
         loss.backward();
@@ -450,8 +466,8 @@ impl<A: DecoderAttention> Trainer<A> {
 
     // ANCHOR_END: train_step
 
-    /// Scores the model on the held-out numbers (greedy decoding, exact match), records
-    /// the accuracy in the history, and returns it with the translations.
+    /// Scores the model on the held-out numbers (greedy decoding, exact match),
+    /// records the accuracy in the history, and returns it with the translations.
     pub fn evaluate(&mut self) -> (f32, Vec<Translation>) {
         let (accuracy, translations) = exact_match(
             &self.model,
@@ -464,8 +480,8 @@ impl<A: DecoderAttention> Trainer<A> {
         (accuracy, translations)
     }
 
-    /// Trains until `step` steps have been taken in all (none if already there), calling
-    /// `on_step` after each.
+    /// Trains until `step` steps have been taken in all (none if already there),
+    /// calling `on_step` after each.
     pub fn train_until(&mut self, step: usize, mut on_step: impl FnMut(&StepReport)) {
         while self.step < step {
             let report = self.train_step();

@@ -18,7 +18,8 @@ fn exercise_1_scaled_dot_product_attention_for_the_decoder() {
         [2, 3, 2],
     );
     let lens = Tensor::from_vec(vec![3.0, 2.0], [2]);
-    let (context, weights) = ScaledDotProduct.attend(&query, &outputs, &Mask::valid_lens(&lens));
+    let (context, weights) =
+        ScaledDotProduct.attend(&query, &outputs, &Mask::valid_lens(&lens));
     assert_eq!(
         (context.shape(), weights.shape()),
         (&[2, 2][..], &[2, 3][..])
@@ -77,7 +78,8 @@ fn exercise_3_label_smoothing_spreads_epsilon_over_the_classes() {
     // One example of 2 real tokens and one padding position, V = 2 classes.
     // Token 0: logits [0, ln 3], p = [1/4, 3/4], target 1.
     // Token 1: logits [0, 0], p = [1/2, 1/2], target 0. Position 2: padding, any values.
-    let logits = Tensor::from_vec(vec![0.0, 3f32.ln(), 0.0, 0.0, 30.0, -30.0], [1, 3, 2]);
+    let logits =
+        Tensor::from_vec(vec![0.0, 3f32.ln(), 0.0, 0.0, 30.0, -30.0], [1, 3, 2]);
     let targets = Tensor::from_vec(vec![1.0, 0.0, 1.0], [1, 3]);
     let lens = Tensor::from_vec(vec![2.0], [1]);
     let eps = 0.2;

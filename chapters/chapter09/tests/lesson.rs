@@ -16,8 +16,8 @@ struct Dir(PathBuf);
 
 impl Dir {
     fn new(name: &str) -> Dir {
-        let dir =
-            std::env::temp_dir().join(format!("chapter09-test-{}-{name}", std::process::id()));
+        let dir = std::env::temp_dir()
+            .join(format!("chapter09-test-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         Dir(dir)
     }
@@ -124,7 +124,8 @@ fn panic_message_and_file(f: impl FnOnce()) -> (String, String) {
             default(info);
         }));
     });
-    let payload = panic::catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
+    let payload =
+        panic::catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
     let message = payload
         .downcast_ref::<String>()
         .cloned()
@@ -241,11 +242,11 @@ fn attention_gives_padding_no_weight_and_sums_to_one() {
     let (sv, tv) = (Vocab::source(), Vocab::target());
     let b = Batch::new(&[919_919, 12], &sv, &tv);
     let (outputs, state) = model.encoder.forward(&b.src, &b.src_lens);
-    let (context, weights) =
-        model
-            .decoder
-            .attention()
-            .attend(&state, &outputs, &Mask::valid_lens(&b.src_lens));
+    let (context, weights) = model.decoder.attention().attend(
+        &state,
+        &outputs,
+        &Mask::valid_lens(&b.src_lens),
+    );
     assert_eq!(
         (context.shape(), weights.shape()),
         (&[2, 12][..], &[2, 10][..])
@@ -480,7 +481,8 @@ fn the_batch_of_a_step_does_not_depend_on_the_path_to_it() {
     }
     assert_eq!(b.batch_numbers(3 * per_epoch + 2), late);
     // One epoch covers the training set once.
-    let epoch: HashSet<u32> = (0..per_epoch).flat_map(|s| a.batch_numbers(s)).collect();
+    let epoch: HashSet<u32> =
+        (0..per_epoch).flat_map(|s| a.batch_numbers(s)).collect();
     assert_eq!(epoch.len(), 800);
     assert_ne!(a.batch_numbers(0), a.batch_numbers(per_epoch), "reshuffled");
 }
@@ -542,8 +544,9 @@ fn a_checkpoint_round_trips_weights_moments_and_history() {
 
 /// A full checkpoint of a few steps of the short run, and the directory it is in.
 fn saved() -> (Dir, PathBuf, Trainer) {
-    let dir =
-        Dir::new(&format!("errors-{:?}", std::thread::current().id()).replace(['(', ')'], ""));
+    let dir = Dir::new(
+        &format!("errors-{:?}", std::thread::current().id()).replace(['(', ')'], ""),
+    );
     let mut t = Trainer::additive(TrainConfig::short());
     t.train_until(2, |_| {});
     let path = dir.path("good.safetensors");
@@ -634,7 +637,8 @@ fn other_element_types_and_missing_metadata_are_refused() {
     let (dir, _, _) = saved();
     let data = vec![0u8; 8];
     let view =
-        safetensors::tensor::TensorView::new(safetensors::Dtype::F64, vec![1], &data).unwrap();
+        safetensors::tensor::TensorView::new(safetensors::Dtype::F64, vec![1], &data)
+            .unwrap();
     let bytes = safetensors::serialize([("model.x", view.clone())], None).unwrap();
     let f64_file = dir.path("f64.safetensors");
     std::fs::write(&f64_file, bytes).unwrap();
@@ -643,7 +647,8 @@ fn other_element_types_and_missing_metadata_are_refused() {
 
     let data = vec![0u8; 4];
     let view =
-        safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![1], &data).unwrap();
+        safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![1], &data)
+            .unwrap();
     let bytes = safetensors::serialize([("model.x", view)], None).unwrap();
     std::fs::write(&f64_file, bytes).unwrap();
     let message = Checkpoint::read(&f64_file).unwrap_err().to_string();

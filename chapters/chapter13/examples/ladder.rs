@@ -37,7 +37,9 @@ fn median_time(mut run: impl FnMut()) -> Duration {
     run();
     let mut times = Vec::new();
     let start = Instant::now();
-    while times.len() < 3 || (times.len() < 50 && start.elapsed() < Duration::from_millis(300)) {
+    while times.len() < 3
+        || (times.len() < 50 && start.elapsed() < Duration::from_millis(300))
+    {
         let t = Instant::now();
         run();
         times.push(t.elapsed());
@@ -71,15 +73,20 @@ fn caches() -> String {
     let mut found = Vec::new();
     for index in 0..8 {
         let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{index}");
-        let read =
-            |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).map(|s| s.trim().to_string());
-        let (Ok(level), Ok(kind), Ok(size)) = (read("level"), read("type"), read("size")) else {
+        let read = |f: &str| {
+            std::fs::read_to_string(format!("{dir}/{f}"))
+                .map(|s| s.trim().to_string())
+        };
+        let (Ok(level), Ok(kind), Ok(size)) =
+            (read("level"), read("type"), read("size"))
+        else {
             continue;
         };
         if kind == "Instruction" {
             continue;
         }
-        let size = match size.strip_suffix('K').and_then(|k| k.parse::<usize>().ok()) {
+        let size = match size.strip_suffix('K').and_then(|k| k.parse::<usize>().ok())
+        {
             Some(kib) => engine::memory::human(kib << 10).replace(".00", ""),
             None => size,
         };
@@ -140,7 +147,9 @@ fn main() {
         unsafe { std::env::set_var("MATMUL_NUM_THREADS", "1") };
     }
     if cfg!(debug_assertions) {
-        println!("warning: a debug build; run with --release for meaningful numbers\n");
+        println!(
+            "warning: a debug build; run with --release for meaningful numbers\n"
+        );
     }
 
     let kernel = Kernel::detect();
@@ -174,8 +183,8 @@ fn main() {
                     continue;
                 }
                 // The AVX2 row only where the CPU has AVX2 and its best path is another.
-                let avx2_row =
-                    KernelPath::Avx2.is_supported() && kernels::active() != KernelPath::Avx2;
+                let avx2_row = KernelPath::Avx2.is_supported()
+                    && kernels::active() != KernelPath::Avx2;
                 if rung == Rung::EngineAvx2 && !avx2_row {
                     continue;
                 }
@@ -199,8 +208,12 @@ fn main() {
                         Rung::LoopOrder => chapter13::loop_order(&a, &b, c, n, n, n),
                         Rung::Blocked => chapter13::blocked(&a, &b, c, n, n, n),
                         Rung::Simd => chapter13::simd(&a, &b, c, n, n, n),
-                        Rung::Threads => chapter13::threaded(&a, &b, c, n, n, n, threads),
-                        Rung::Engine | Rung::EngineAvx2 => unreachable!("timed above"),
+                        Rung::Threads => {
+                            chapter13::threaded(&a, &b, c, n, n, n, threads)
+                        }
+                        Rung::Engine | Rung::EngineAvx2 => {
+                            unreachable!("timed above")
+                        }
                     };
                     median_time(|| run(&mut c))
                 };
@@ -241,7 +254,8 @@ fn main() {
         yours.join("ch13-sample_ladder.tsv"),
     );
     let write = |path: &PathBuf, contents: &str| {
-        std::fs::write(path, contents).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        std::fs::write(path, contents)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     };
     write(&figure, &ladder_chart(&sample, n, "your machine"));
     write(&data, &text);
@@ -251,7 +265,8 @@ fn main() {
         data.display()
     );
     if record {
-        let committed = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/sample_ladder.tsv");
+        let committed =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/sample_ladder.tsv");
         write(&committed, &text);
         let svg = ladder_chart(&sample, n, "one machine's sample run");
         figures::write(LADDER_FIGURE, &svg).unwrap_or_else(|e| panic!("{e}"));
@@ -261,8 +276,8 @@ fn main() {
         );
     }
     if record_second {
-        let second =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/sample_ladder_second.tsv");
+        let second = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("data/sample_ladder_second.tsv");
         write(&second, &text);
         println!(
             "recorded: {}; rerun the tour and update the page",

@@ -1,6 +1,6 @@
-//! Additive attention's scores without the `[B, Q, K, h]` tensor: the fused computation
-//! written as plain loops, forward and backward, to read beside the engine's op
-//! [`engine::Tensor::additive_scores`].
+//! Additive attention's scores without the `[B, Q, K, h]` tensor: the fused
+//! computation written as plain loops, forward and backward, to read beside the
+//! engine's op [`engine::Tensor::additive_scores`].
 
 /// The sizes of one scoring call: `queries: [batch, queries, hidden]`,
 /// `keys: [batch, keys, hidden]`, `w: [hidden]`, scores `[batch, queries, keys]`.
@@ -39,12 +39,19 @@ impl ScoreDims {
 }
 
 // ANCHOR: fused_scores
-/// `s[b, i, j] = Σₕ w[h] · tanh(q[b, i, h] + k[b, j, h])`, one (query, key) pair at a time.
+/// `s[b, i, j] = Σₕ w[h] · tanh(q[b, i, h] + k[b, j, h])`, one (query, key) pair at a
+/// time.
 ///
 /// The broadcast form first builds every `q[b, i, :] + k[b, j, :]`, a `[B, Q, K, h]`
 /// tensor, then its `tanh` (another), then the product with `w`. Here each pair's `h`
-/// terms are summed as they are made, so nothing but the `[B, Q, K]` scores is stored.
-pub fn fused_scores(queries: &[f32], keys: &[f32], w: &[f32], dims: ScoreDims) -> Vec<f32> {
+/// terms are summed as they are made, so nothing but the `[B, Q, K]` scores is
+/// stored.
+pub fn fused_scores(
+    queries: &[f32],
+    keys: &[f32],
+    w: &[f32],
+    dims: ScoreDims,
+) -> Vec<f32> {
     dims.check("fused_scores", queries, keys, w);
     let ScoreDims {
         batch,

@@ -3,24 +3,25 @@
 //! The code of the thirteenth lesson (the page is `book/src/ch13-making-it-fast.md`):
 //!
 //! 1. The matrix-product ladder, five functions that compute the same `C = A · B` for
-//!    row-major `f32` matrices, each fixing what held the one before back:
-//!    [`naive`] (the definition), [`loop_order`] (unit-stride inner loop), [`blocked`]
-//!    (cache blocking, [`Tiles`]), [`simd`] (packed blocks and a register-tiled SIMD
-//!    micro-kernel chosen at run time, [`Kernel`], [`Blocks`]) and [`threaded`] (the rows
-//!    of `C` split across threads); [`gemm`] runs rungs 4 and 5 from a [`Plan`].
-//! 2. [`flops`] and [`rounding_bound`]: what a product costs, and how far two summation
-//!    orders may differ.
-//! 3. [`Sample`]: the ladder's GFLOP/s as a table, and the one machine's run committed
-//!    with the book ([`Sample::committed`]); `cargo run --release -p chapter13 --example
-//!    ladder` measures yours.
-//! 4. [`fused_scores`] and [`fused_scores_backward`]: additive attention's scores without
-//!    the `[B, Q, K, h]` tensor, as plain loops; [`additive_peak`] and [`scoring_peaks`]:
-//!    the memory of the broadcast and the fused form, as the engine counts it.
+//!    row-major `f32` matrices, each fixing what held the one before back: [`naive`]
+//!    (the definition), [`loop_order`] (unit-stride inner loop), [`blocked`] (cache
+//!    blocking, [`Tiles`]), [`simd`] (packed blocks and a register-tiled SIMD
+//!    micro-kernel chosen at run time, [`Kernel`], [`Blocks`]) and [`threaded`] (the
+//!    rows of `C` split across threads); [`gemm`] runs rungs 4 and 5 from a [`Plan`].
+//! 2. [`flops`] and [`rounding_bound`]: what a product costs, and how far two
+//!    summation orders may differ.
+//! 3. [`Sample`]: the ladder's GFLOP/s as a table, and the one machine's run
+//!    committed with the book ([`Sample::committed`]); `cargo run --release -p
+//!    chapter13 --example ladder` measures yours.
+//! 4. [`fused_scores`] and [`fused_scores_backward`]: additive attention's scores
+//!    without the `[B, Q, K, h]` tensor, as plain loops; [`additive_peak`] and
+//!    [`scoring_peaks`]: the memory of the broadcast and the fused form, as the
+//!    engine counts it.
 //! 5. [`plots`]: the figures; [`tour`]: everything the page prints
 //!    (`cargo run -p chapter13`).
 //!
-//! The exercises are in [`exercises`]: out of the box the reference solutions run; with
-//! `--features exercises` your own `src/exercises.rs` does.
+//! The exercises are in [`exercises`]: out of the box the reference solutions run;
+//! with `--features exercises` your own `src/exercises.rs` does.
 
 mod fused;
 mod ladder;
@@ -32,16 +33,16 @@ mod simd;
 pub use fused::{ScoreDims, ScoreGrads, fused_scores, fused_scores_backward};
 pub use ladder::{Product, Tiles, blocked, blocked_with, flops, loop_order, naive};
 pub use memory::{
-    MEMORY_BATCH, MEMORY_HIDDEN, MEMORY_LENGTHS, Pass, ScoringPeaks, additive_peak, pairs_bytes,
-    scoring_peaks,
+    MEMORY_BATCH, MEMORY_HIDDEN, MEMORY_LENGTHS, Pass, ScoringPeaks, additive_peak,
+    pairs_bytes, scoring_peaks,
 };
 pub use sample::{Measurement, Rung, Sample};
 pub use simd::{Blocks, Kernel, MR, NR, Plan, gemm, simd, threaded};
 
 use engine::memory::human;
 
-/// The exercises of this chapter: the reference solutions, or with `--features exercises`
-/// the learner's file `src/exercises.rs`.
+/// The exercises of this chapter: the reference solutions, or with `--features
+/// exercises` the learner's file `src/exercises.rs`.
 #[cfg(not(feature = "exercises"))]
 #[path = "solutions.rs"]
 pub mod exercises;
@@ -52,19 +53,28 @@ pub mod exercises;
 pub mod exercises;
 
 // ANCHOR: rounding_bound
-/// For each element of `C = A · B`, how far two computations of it that sum the same `k`
-/// products in different orders (or with and without fused multiply-adds) may differ:
-/// `2·γₖ·Σₚ |A[i, p]|·|B[p, j]|`, with `γₖ = k·u / (1 − k·u)` and `u = 2⁻²⁴` the unit
-/// roundoff of `f32`. Each computation is within `γₖ·Σ|a||b|` of the exact sum (the
-/// standard bound for a sum of `k` rounded products), so two of them are within twice that.
-pub fn rounding_bound(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f64> {
+/// For each element of `C = A · B`, how far two computations of it that sum the same
+/// `k` products in different orders (or with and without fused multiply-adds) may
+/// differ: `2·γₖ·Σₚ |A[i, p]|·|B[p, j]|`, with `γₖ = k·u / (1 − k·u)` and `u = 2⁻²⁴`
+/// the unit roundoff of `f32`. Each computation is within `γₖ·Σ|a||b|` of the exact
+/// sum (the standard bound for a sum of `k` rounded products), so two of them are
+/// within twice that.
+pub fn rounding_bound(
+    a: &[f32],
+    b: &[f32],
+    m: usize,
+    k: usize,
+    n: usize,
+) -> Vec<f64> {
     let u = f64::from(f32::EPSILON) / 2.0;
     let gamma = k as f64 * u / (1.0 - k as f64 * u);
     let mut bound = vec![0.0; m * n];
     for i in 0..m {
         for j in 0..n {
             let sum: f64 = (0..k)
-                .map(|p| f64::from(a[i * k + p].abs()) * f64::from(b[p * n + j].abs()))
+                .map(|p| {
+                    f64::from(a[i * k + p].abs()) * f64::from(b[p * n + j].abs())
+                })
                 .sum();
             bound[i * n + j] = 2.0 * gamma * sum;
         }
@@ -73,7 +83,8 @@ pub fn rounding_bound(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec
 }
 // ANCHOR_END: rounding_bound
 
-/// Seeded values in `[-1, 1)`, from the engine's generator (`engine::manual_seed(seed)`).
+/// Seeded values in `[-1, 1)`, from the engine's generator
+/// (`engine::manual_seed(seed)`).
 pub fn seeded(len: usize, seed: u64) -> Vec<f32> {
     engine::manual_seed(seed);
     engine::Tensor::rand([len], -1.0, 1.0).to_vec()
@@ -88,9 +99,9 @@ pub fn max_abs_diff(x: &[f32], y: &[f32]) -> f32 {
         .fold(0.0, f32::max)
 }
 
-/// Everything the chapter's page shows, in order: `cargo run -p chapter13`
-/// prints it, and a test checks that the page quotes it exactly. It holds no timing: the
-/// GFLOP/s it prints are the committed sample's ([`Sample::committed`]).
+/// Everything the chapter's page shows, in order: `cargo run -p chapter13` prints it,
+/// and a test checks that the page quotes it exactly. It holds no timing: the GFLOP/s
+/// it prints are the committed sample's ([`Sample::committed`]).
 pub fn tour() -> String {
     let mut out = String::new();
     let mut line = |s: String| {
@@ -196,20 +207,30 @@ pub fn tour() -> String {
     ));
     // ANCHOR_END: tour_agree
 
-    line("\n== 2. One machine's sample run (committed data, not measured here)".into());
+    line(
+        "\n== 2. One machine's sample run (committed data, not measured here)".into(),
+    );
     // ANCHOR: tour_sample
     let sample = Sample::committed();
     line(format!("cpu: {}", sample.cpu));
     line(format!(
         "caches: {}; rungs 4 and 5: {} kernel; rung 5: {} threads; engine: {} path; fastest of {} rounds",
-        sample.caches, sample.kernel, sample.threads, sample.engine_path, sample.rounds
+        sample.caches,
+        sample.kernel,
+        sample.threads,
+        sample.engine_path,
+        sample.rounds
     ));
     line(sample.table());
     let second = Sample::second_machine();
     line(format!("a second machine: {}", second.cpu));
     line(format!(
         "caches: {}; rungs 4 and 5: {} kernel; rung 5: {} threads; engine: {} and AVX2 paths; fastest of {} rounds",
-        second.caches, second.kernel, second.threads, second.engine_path, second.rounds
+        second.caches,
+        second.kernel,
+        second.threads,
+        second.engine_path,
+        second.rounds
     ));
     line(second.table());
     // ANCHOR_END: tour_sample
@@ -265,7 +286,8 @@ pub fn tour() -> String {
         keys: 5,
         hidden: 8,
     };
-    let (queries, keys, w) = (seeded(2 * 3 * 8, 3), seeded(2 * 5 * 8, 4), seeded(8, 5));
+    let (queries, keys, w) =
+        (seeded(2 * 3 * 8, 3), seeded(2 * 5 * 8, 4), seeded(8, 5));
     let by_hand = fused_scores(&queries, &keys, &w, dims);
     let engine_op = engine::Tensor::from_vec(queries, [2, 3, 8]).additive_scores(
         &engine::Tensor::from_vec(keys, [2, 5, 8]),

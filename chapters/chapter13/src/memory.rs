@@ -1,4 +1,5 @@
-//! What additive attention's two scoring forms hold in memory, as the engine counts it.
+//! What additive attention's two scoring forms hold in memory, as the engine counts
+//! it.
 
 use attention::AdditiveScoring;
 use attention::prelude::*;
@@ -23,11 +24,17 @@ pub fn pairs_bytes(b: usize, q: usize, k: usize, h: usize) -> usize {
 
 // ANCHOR: additive_peak
 /// The most bytes that tensors held at once during one `pass` of additive
-/// self-attention (`B = b` sequences of `n` tokens of size `h`, hidden size `h`), beyond
-/// the inputs and parameters, with the scores computed as `scoring` says. It runs on a
-/// thread of its own, whose memory counters nothing else touches, so the number is exact
-/// and the same on every machine.
-pub fn additive_peak(scoring: AdditiveScoring, pass: Pass, b: usize, n: usize, h: usize) -> usize {
+/// self-attention (`B = b` sequences of `n` tokens of size `h`, hidden size `h`),
+/// beyond the inputs and parameters, with the scores computed as `scoring` says. It
+/// runs on a thread of its own, whose memory counters nothing else touches, so the
+/// number is exact and the same on every machine.
+pub fn additive_peak(
+    scoring: AdditiveScoring,
+    pass: Pass,
+    b: usize,
+    n: usize,
+    h: usize,
+) -> usize {
     std::thread::spawn(move || {
         manual_seed(0);
         let mut attention = AdditiveAttention::new(AdditiveAttentionConfig {
@@ -86,8 +93,8 @@ impl ScoringPeaks {
     }
 }
 
-/// The batch and hidden size of the measured table (small, so that the broadcast form runs
-/// in an instant).
+/// The batch and hidden size of the measured table (small, so that the broadcast form
+/// runs in an instant).
 pub const MEMORY_BATCH: usize = 2;
 /// See [`MEMORY_BATCH`].
 pub const MEMORY_HIDDEN: usize = 32;

@@ -16,7 +16,9 @@ pub const MEMORY_FIGURE: &str = "ch13-additive-memory.svg";
 pub fn ladder_chart(sample: &Sample, n: usize, whose: &str) -> String {
     let (labels, values): (Vec<String>, Vec<f32>) = Rung::ALL
         .iter()
-        .filter_map(|&r| Some((r.short_label().to_string(), sample.gflops(r, n)? as f32)))
+        .filter_map(|&r| {
+            Some((r.short_label().to_string(), sample.gflops(r, n)? as f32))
+        })
         .unzip();
     figures::bar_chart(&figures::BarChart {
         title: &format!("[{n}, {n}] · [{n}, {n}], {whose}"),

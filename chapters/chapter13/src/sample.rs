@@ -137,14 +137,16 @@ impl Sample {
     /// The run recorded for the book, `data/sample_ladder.tsv`: one machine's numbers,
     /// rewritten only by `cargo run --release -p chapter13 --example ladder -- --record`.
     pub fn committed() -> Sample {
-        Sample::parse(COMMITTED).unwrap_or_else(|e| panic!("data/sample_ladder.tsv: {e}"))
+        Sample::parse(COMMITTED)
+            .unwrap_or_else(|e| panic!("data/sample_ladder.tsv: {e}"))
     }
 
     /// A second machine's run, `data/sample_ladder_second.tsv`, whose CPU has AVX-512 and
     /// on which the engine was also timed on its AVX2 path: rewritten only by `cargo run
     /// --release -p chapter13 --example ladder -- --record-second`.
     pub fn second_machine() -> Sample {
-        Sample::parse(SECOND).unwrap_or_else(|e| panic!("data/sample_ladder_second.tsv: {e}"))
+        Sample::parse(SECOND)
+            .unwrap_or_else(|e| panic!("data/sample_ladder_second.tsv: {e}"))
     }
 
     /// Reads the data file's format: `#` comments, then tab-separated lines
@@ -175,8 +177,12 @@ impl Sample {
                 ["caches", list] => sample.caches = list.to_string(),
                 ["kernel", name] => sample.kernel = name.to_string(),
                 ["engine_path", name] => sample.engine_path = name.to_string(),
-                ["threads", t] => sample.threads = t.parse().map_err(|_| bad("not a count"))?,
-                ["rounds", r] => sample.rounds = r.parse().map_err(|_| bad("not a count"))?,
+                ["threads", t] => {
+                    sample.threads = t.parse().map_err(|_| bad("not a count"))?
+                }
+                ["rounds", r] => {
+                    sample.rounds = r.parse().map_err(|_| bad("not a count"))?
+                }
                 ["gflops", rung, n, value] => sample.results.push(Measurement {
                     rung: Rung::from_key(rung).ok_or_else(|| bad("unknown rung"))?,
                     n: n.parse().map_err(|_| bad("not a size"))?,
@@ -207,7 +213,8 @@ impl Sample {
         let _ = writeln!(out, "threads\t{}", self.threads);
         let _ = writeln!(out, "rounds\t{}", self.rounds);
         for m in &self.results {
-            let _ = writeln!(out, "gflops\t{}\t{}\t{:.2}", m.rung.key(), m.n, m.gflops);
+            let _ =
+                writeln!(out, "gflops\t{}\t{}\t{:.2}", m.rung.key(), m.n, m.gflops);
         }
         out
     }
@@ -276,7 +283,9 @@ impl Sample {
                 Some((self.gflops(rung, n)? / self.gflops(before, n)?, before))
             });
             match speedup {
-                Some((s, before)) => writeln!(out, "   {s:>5.1}× {}", before.short_label()),
+                Some((s, before)) => {
+                    writeln!(out, "   {s:>5.1}× {}", before.short_label())
+                }
                 None => writeln!(out),
             }
             .expect("writing to a string");

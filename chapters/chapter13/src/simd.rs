@@ -1,13 +1,13 @@
-//! Rungs 4 and 5 of the ladder: packed blocks, a register-tiled micro-kernel with SIMD
-//! chosen at run time, and threads.
+//! Rungs 4 and 5 of the ladder: packed blocks, a register-tiled micro-kernel with
+//! SIMD chosen at run time, and threads.
 
 use crate::ladder::check_sizes;
 
 // ANCHOR: tile_shape
 /// Rows of the tile of `C` that the micro-kernel keeps in registers.
 pub const MR: usize = 6;
-/// Columns of that tile: two AVX registers of 8 floats. With `MR = 6` the tile takes 12
-/// of the 16 AVX registers, leaving 2 for a row of `B` and 1 for a value of `A`.
+/// Columns of that tile: two AVX registers of 8 floats. With `MR = 6` the tile takes
+/// 12 of the 16 AVX registers, leaving 2 for a row of `B` and 1 for a value of `A`.
 pub const NR: usize = 16;
 // ANCHOR_END: tile_shape
 
@@ -15,21 +15,22 @@ pub const NR: usize = 16;
 type Tile = [[f32; NR]; MR];
 
 // ANCHOR: kernel
-/// Which micro-kernel runs: the same operations in the same order, written with AVX2 and
-/// FMA instructions or in plain Rust.
+/// Which micro-kernel runs: the same operations in the same order, written with AVX2
+/// and FMA instructions or in plain Rust.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernel {
-    /// Plain Rust, for every CPU; the compiler vectorises it as far as the target allows.
+    /// Plain Rust, for every CPU; the compiler vectorises it as far as the target
+    /// allows.
     Portable,
-    /// 8-wide AVX registers and fused multiply-adds (`std::arch::x86_64`); x86-64 CPUs
-    /// since about 2013 have them.
+    /// 8-wide AVX registers and fused multiply-adds (`std::arch::x86_64`); x86-64
+    /// CPUs since about 2013 have them.
     #[cfg(target_arch = "x86_64")]
     Avx2Fma,
 }
 
 impl Kernel {
-    /// The fastest kernel this CPU runs, asked at run time: one binary uses AVX2 where it
-    /// exists and the portable kernel elsewhere.
+    /// The fastest kernel this CPU runs, asked at run time: one binary uses AVX2
+    /// where it exists and the portable kernel elsewhere.
     pub fn detect() -> Kernel {
         #[cfg(target_arch = "x86_64")]
         if Kernel::Avx2Fma.is_available() {
@@ -44,7 +45,8 @@ impl Kernel {
             Kernel::Portable => true,
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx2Fma => {
-                std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
+                std::is_x86_feature_detected!("avx2")
+                    && std::is_x86_feature_detected!("fma")
             }
         }
     }
@@ -63,12 +65,12 @@ impl Kernel {
 // ANCHOR: portable_kernel
 /// The micro-kernel in plain Rust: `tile += a_panel · b_panel` over `kc` steps, where
 /// `a_panel` holds `MR` values of `A` per step (one column of a strip of `MR` rows),
-/// `b_panel` `NR` values of `B` per step (one row of a strip of `NR` columns), and the
-/// `MR × NR` tile of `C` starts at `c[0]` with its rows `ldc` floats apart.
+/// `b_panel` `NR` values of `B` per step (one row of a strip of `NR` columns), and
+/// the `MR × NR` tile of `C` starts at `c[0]` with its rows `ldc` floats apart.
 ///
-/// The tile is read once into local accumulators, and each step adds an outer product to
-/// them: `MR × NR` multiply-adds from `MR + NR` loads. `mul_add` rounds once, like the FMA
-/// instruction, so this kernel and [`Kernel::Avx2Fma`] give the same bits.
+/// The tile is read once into local accumulators, and each step adds an outer product
+/// to them: `MR × NR` multiply-adds from `MR + NR` loads. `mul_add` rounds once, like
+/// the FMA instruction, so this kernel and [`Kernel::Avx2Fma`] give the same bits.
 fn kernel_portable(a_panel: &[f32], b_panel: &[f32], c: &mut [f32], ldc: usize) {
     let mut tile: Tile = [[0.0; NR]; MR];
     for (r, row) in tile.iter_mut().enumerate() {
@@ -88,27 +90,32 @@ fn kernel_portable(a_panel: &[f32], b_panel: &[f32], c: &mut [f32], ldc: usize) 
 // ANCHOR_END: portable_kernel
 
 // ANCHOR: avx2_kernel
-/// The micro-kernel with AVX2 and FMA: the tile lives in 12 registers of 8 floats (6 rows
-/// × 2 halves); each step loads one row of the `B` panel (2 registers), broadcasts each of
-/// the `MR` values of the `A` panel in turn, and does 12 fused multiply-adds of 8 lanes,
-/// 192 flops. Twelve independent accumulators keep both FMA units busy although each FMA
-/// waits about 4 cycles for the one before it on the same register. The arguments are
-/// those of [`kernel_portable`].
+/// The micro-kernel with AVX2 and FMA: the tile lives in 12 registers of 8 floats (6
+/// rows × 2 halves); each step loads one row of the `B` panel (2 registers),
+/// broadcasts each of the `MR` values of the `A` panel in turn, and does 12 fused
+/// multiply-adds of 8 lanes, 192 flops. Twelve independent accumulators keep both FMA
+/// units busy although each FMA waits about 4 cycles for the one before it on the
+/// same register. The arguments are those of [`kernel_portable`].
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA ([`Kernel::is_available`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn kernel_avx2_fma(a_panel: &[f32], b_panel: &[f32], c: &mut [f32], ldc: usize) {
+unsafe fn kernel_avx2_fma(
+    a_panel: &[f32],
+    b_panel: &[f32],
+    c: &mut [f32],
+    ldc: usize,
+) {
     use std::arch::x86_64::{
         __m256, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_set1_ps, _mm256_setzero_ps,
         _mm256_storeu_ps,
     };
     // SAFETY: the caller guarantees AVX2 and FMA. Every pointer below is taken from a
-    // slice of exactly NR = 16 floats (`row`, cut from `c` by bounds-checked indexing, or
-    // `b_p`, a chunk of `b_panel`), at offset 0 or 8, and each load or store moves 8
-    // floats, so every access stays inside its slice. `loadu` and `storeu` accept any
-    // alignment.
+    // slice of exactly NR = 16 floats (`row`, cut from `c` by bounds-checked
+    // indexing, or `b_p`, a chunk of `b_panel`), at offset 0 or 8, and each load or
+    // store moves 8 floats, so every access stays inside its slice. `loadu` and
+    // `storeu` accept any alignment.
     unsafe {
         let mut acc: [[__m256; 2]; MR] = [[_mm256_setzero_ps(); 2]; MR];
         for (r, acc_row) in acc.iter_mut().enumerate() {
@@ -135,9 +142,15 @@ unsafe fn kernel_avx2_fma(a_panel: &[f32], b_panel: &[f32], c: &mut [f32], ldc: 
 // ANCHOR_END: avx2_kernel
 
 // ANCHOR: run_kernel
-/// Runs `kernel` on one tile. Only [`gemm`] calls it, after checking that the kernel is
-/// available on this CPU.
-fn run_kernel(kernel: Kernel, a_panel: &[f32], b_panel: &[f32], c: &mut [f32], ldc: usize) {
+/// Runs `kernel` on one tile. Only [`gemm`] calls it, after checking that the kernel
+/// is available on this CPU.
+fn run_kernel(
+    kernel: Kernel,
+    a_panel: &[f32],
+    b_panel: &[f32],
+    c: &mut [f32],
+    ldc: usize,
+) {
     match kernel {
         Kernel::Portable => kernel_portable(a_panel, b_panel, c, ldc),
         #[cfg(target_arch = "x86_64")]
@@ -149,9 +162,9 @@ fn run_kernel(kernel: Kernel, a_panel: &[f32], b_panel: &[f32], c: &mut [f32], l
 // ANCHOR_END: run_kernel
 
 // ANCHOR: pack
-/// Copies `B[p0..p0 + kc, j0..j0 + nc]` into strips of `NR` columns, one after the other;
-/// within a strip, row after row. The last strip is padded with zeros to `NR` columns, so
-/// the micro-kernel never needs to know where `B` ends.
+/// Copies `B[p0..p0 + kc, j0..j0 + nc]` into strips of `NR` columns, one after the
+/// other; within a strip, row after row. The last strip is padded with zeros to `NR`
+/// columns, so the micro-kernel never needs to know where `B` ends.
 fn pack_b(
     b: &[f32],
     n: usize,
@@ -169,9 +182,9 @@ fn pack_b(
     }
 }
 
-/// Copies `A[i0..i0 + mc, p0..p0 + kc]` into strips of `MR` rows; within a strip, column
-/// after column (the `MR` values the micro-kernel needs at each step, side by side). The
-/// last strip is padded with zero rows.
+/// Copies `A[i0..i0 + mc, p0..p0 + kc]` into strips of `MR` rows; within a strip,
+/// column after column (the `MR` values the micro-kernel needs at each step, side by
+/// side). The last strip is padded with zero rows.
 fn pack_a(
     a: &[f32],
     k: usize,
@@ -196,9 +209,10 @@ fn pack_a(
 // ANCHOR_END: pack
 
 // ANCHOR: blocks
-/// The block sizes of rungs 4 and 5, chosen for the caches: the micro-kernel streams a
-/// `kc × NR` strip of `B` (16 KiB with the defaults) from L1, a packed `mc × kc` block of
-/// `A` (96 KiB) from L2, and the packed `kc × nc` block of `B` (1 MiB) from L2 or L3.
+/// The block sizes of rungs 4 and 5, chosen for the caches: the micro-kernel streams
+/// a `kc × NR` strip of `B` (16 KiB with the defaults) from L1, a packed `mc × kc`
+/// block of `A` (96 KiB) from L2, and the packed `kc × nc` block of `B` (1 MiB) from
+/// L2 or L3.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Blocks {
     /// Rows of the packed block of `A`.
@@ -247,23 +261,39 @@ pub fn simd(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
 }
 
 /// Rung 5: rung 4 on `threads` threads; the result does not depend on `threads`.
-pub fn threaded(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize, threads: usize) {
+pub fn threaded(
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    m: usize,
+    k: usize,
+    n: usize,
+    threads: usize,
+) {
     gemm(&Plan::detect(threads), a, b, c, m, k, n);
 }
 
 // ANCHOR: gemm
-/// Rungs 4 and 5: `C = A · B` with packed blocks, a register-tiled micro-kernel, and the
-/// rows of `C` split across `plan.threads` threads.
+/// Rungs 4 and 5: `C = A · B` with packed blocks, a register-tiled micro-kernel, and
+/// the rows of `C` split across `plan.threads` threads.
 ///
 /// Each thread gets a contiguous stretch of rows (a multiple of `MR`) and computes it
-/// alone, reading all of `B`; no two threads write the same element, and each element is
-/// summed by the same operations in the same order whichever thread does it, so the result
-/// does not depend on the number of threads.
+/// alone, reading all of `B`; no two threads write the same element, and each element
+/// is summed by the same operations in the same order whichever thread does it, so
+/// the result does not depend on the number of threads.
 ///
 /// # Panics
-/// When the kernel is not available on this CPU, `threads` or a block size is 0, or the
-/// slices do not hold `m·k`, `k·n` and `m·n` values.
-pub fn gemm(plan: &Plan, a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
+/// When the kernel is not available on this CPU, `threads` or a block size is 0, or
+/// the slices do not hold `m·k`, `k·n` and `m·n` values.
+pub fn gemm(
+    plan: &Plan,
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    m: usize,
+    k: usize,
+    n: usize,
+) {
     check_sizes("gemm", (a, b, c), m, k, n);
     assert!(
         plan.kernel.is_available(),
@@ -295,11 +325,19 @@ pub fn gemm(plan: &Plan, a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize
 
 // ANCHOR: one_thread
 /// The loop nest of one thread: blocks of `B`, then blocks of `A`, then tiles of `C`.
-/// `c` starts as zeros, and the micro-kernel adds one block of the sum at a time to each
-/// tile, in the order of the blocks. A whole tile is updated where it lies in `C` (rows
-/// `n` apart); a tile cut off by the edge of `C` goes through a zero-padded copy (rows `NR`
-/// apart), so the kernel always works on a full `MR × NR` tile.
-fn one_thread(plan: &Plan, a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
+/// `c` starts as zeros, and the micro-kernel adds one block of the sum at a time to
+/// each tile, in the order of the blocks. A whole tile is updated where it lies in
+/// `C` (rows `n` apart); a tile cut off by the edge of `C` goes through a zero-padded
+/// copy (rows `NR` apart), so the kernel always works on a full `MR × NR` tile.
+fn one_thread(
+    plan: &Plan,
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    m: usize,
+    k: usize,
+    n: usize,
+) {
     let Blocks { mc, kc, nc } = plan.blocks;
     let (mut a_packed, mut b_packed) = (Vec::new(), Vec::new());
     for j0 in (0..n).step_by(nc) {
@@ -317,7 +355,13 @@ fn one_thread(plan: &Plan, a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usi
                         let (i, j) = (i0 + ir, j0 + jr);
                         let (rows, cols) = (MR.min(m - i), NR.min(n - j));
                         if rows == MR && cols == NR {
-                            run_kernel(plan.kernel, a_panel, b_panel, &mut c[i * n + j..], n);
+                            run_kernel(
+                                plan.kernel,
+                                a_panel,
+                                b_panel,
+                                &mut c[i * n + j..],
+                                n,
+                            );
                         } else {
                             let mut tile = [0.0; MR * NR];
                             for r in 0..rows {

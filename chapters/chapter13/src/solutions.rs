@@ -1,12 +1,19 @@
 // ANCHOR: all
-//! Reference solutions to the chapter 13 exercises. Try `src/exercises.rs` first; the tests
-//! in `tests/exercises.rs` hold both to the same assertions.
+//! Reference solutions to the chapter 13 exercises. Try `src/exercises.rs` first; the
+//! tests in `tests/exercises.rs` hold both to the same assertions.
 
 // ANCHOR: matmul_transposed_b
 /// Exercise 1. `C = A · Bᵀ` for row-major `a: [m, k]` and `b_t: [n, k]`, written into
-/// `c: [m, n]`, reading `b_t` in place. `C[i, j]` is the dot product of two rows, both
-/// contiguous: the inner loop has unit stride without changing the loop order.
-pub fn matmul_transposed_b(a: &[f32], b_t: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) {
+/// `c: [m, n]`, reading `b_t` in place. `C[i, j]` is the dot product of two rows,
+/// both contiguous: the inner loop has unit stride without changing the loop order.
+pub fn matmul_transposed_b(
+    a: &[f32],
+    b_t: &[f32],
+    c: &mut [f32],
+    m: usize,
+    k: usize,
+    n: usize,
+) {
     assert!(a.len() == m * k && b_t.len() == n * k && c.len() == m * n);
     for i in 0..m {
         let a_row = &a[i * k..(i + 1) * k];
@@ -20,9 +27,15 @@ pub fn matmul_transposed_b(a: &[f32], b_t: &[f32], c: &mut [f32], m: usize, k: u
 
 // ANCHOR: transpose_blocked
 /// Exercise 2. The transpose of `src: [rows, cols]` into `dst: [cols, rows]`, one
-/// `tile × tile` block at a time: inside a block, the rows read from `src` and the rows
-/// written to `dst` each span only `tile` cache lines, which stay in the cache.
-pub fn transpose_blocked(src: &[f32], dst: &mut [f32], rows: usize, cols: usize, tile: usize) {
+/// `tile × tile` block at a time: inside a block, the rows read from `src` and the
+/// rows written to `dst` each span only `tile` cache lines, which stay in the cache.
+pub fn transpose_blocked(
+    src: &[f32],
+    dst: &mut [f32],
+    rows: usize,
+    cols: usize,
+    tile: usize,
+) {
     assert!(src.len() == rows * cols && dst.len() == rows * cols && tile > 0);
     for i0 in (0..rows).step_by(tile) {
         for j0 in (0..cols).step_by(tile) {
@@ -37,9 +50,9 @@ pub fn transpose_blocked(src: &[f32], dst: &mut [f32], rows: usize, cols: usize,
 // ANCHOR_END: transpose_blocked
 
 // ANCHOR: cache_misses
-/// Exercise 3. The misses of `addresses` read through a fully associative LRU cache of
-/// `lines` lines of `line_bytes` bytes. The cached line numbers are kept from least to most
-/// recently used.
+/// Exercise 3. The misses of `addresses` read through a fully associative LRU cache
+/// of `lines` lines of `line_bytes` bytes. The cached line numbers are kept from
+/// least to most recently used.
 pub fn cache_misses(addresses: &[usize], line_bytes: usize, lines: usize) -> usize {
     if lines == 0 {
         return addresses.len(); // nothing is ever kept

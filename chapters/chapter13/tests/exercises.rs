@@ -2,7 +2,9 @@
 //! operation written out here. They run against the reference solutions by default and
 //! against `src/exercises.rs` with `--features exercises`.
 
-use chapter13::exercises::{cache_misses, matmul_transposed_b, microkernel_2x8, transpose_blocked};
+use chapter13::exercises::{
+    cache_misses, matmul_transposed_b, microkernel_2x8, transpose_blocked,
+};
 use chapter13::{rounding_bound, seeded};
 
 #[test]
@@ -76,7 +78,8 @@ fn exercise_3_cache_misses_counts_what_an_lru_cache_would_load() {
     // each line is loaded once (16 misses); column by column, every read is a new line
     // (256 misses), the access pattern of rung 1's inner loop.
     let by_rows: Vec<usize> = (0..256).map(|i| i * 4).collect();
-    let by_columns: Vec<usize> = (0..256).map(|i| ((i % 16) * 16 + i / 16) * 4).collect();
+    let by_columns: Vec<usize> =
+        (0..256).map(|i| ((i % 16) * 16 + i / 16) * 4).collect();
     assert_eq!(cache_misses(&by_rows, 64, 4), 16);
     assert_eq!(cache_misses(&by_columns, 64, 4), 256);
     // With 16 lines the whole matrix fits: 16 misses either way.
@@ -89,7 +92,8 @@ fn exercise_4_microkernel_2x8_adds_one_outer_product_per_step() {
     // B's strip (8 columns): row 0 is 1..=8, row 1 is [1, 0, 0, 0, 0, 0, 0, 1].
     let a_panel = [1.0, 2.0, 3.0, 4.0];
     let b_panel = [
-        1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0,
+        1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+        1.0,
     ];
     let mut tile = [[100.0; 8], [0.0; 8]];
     microkernel_2x8(&a_panel, &b_panel, &mut tile);

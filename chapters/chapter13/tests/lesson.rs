@@ -4,9 +4,9 @@
 //! fused additive scores against the broadcast form, in values, gradients and memory.
 
 use chapter13::{
-    Blocks, Kernel, Measurement, Plan, Rung, Sample, ScoreDims, Tiles, blocked, blocked_with,
-    flops, fused_scores, fused_scores_backward, gemm, loop_order, naive, pairs_bytes,
-    rounding_bound, seeded, simd, threaded,
+    Blocks, Kernel, Measurement, Plan, Rung, Sample, ScoreDims, Tiles, blocked,
+    blocked_with, flops, fused_scores, fused_scores_backward, gemm, loop_order,
+    naive, pairs_bytes, rounding_bound, seeded, simd, threaded,
 };
 use engine::Tensor;
 use lesson::panic_message;
@@ -119,16 +119,22 @@ fn rungs_4_5_and_the_engine_stay_within_the_rounding_bound_on_awkward_sizes() {
                     blocks,
                     threads: 1,
                 };
-                let run =
-                    |a: &[f32], b: &[f32], c: &mut [f32], m, k, n| gemm(&plan, a, b, c, m, k, n);
+                let run = |a: &[f32], b: &[f32], c: &mut [f32], m, k, n| {
+                    gemm(&plan, a, b, c, m, k, n)
+                };
                 let c = product(run, (&a, &b), (m, k, n));
-                assert_within_bound(&what(&format!("{plan:?}")), &c, &reference, &bound);
+                assert_within_bound(
+                    &what(&format!("{plan:?}")),
+                    &c,
+                    &reference,
+                    &bound,
+                );
             }
         }
         let c = product(simd, (&a, &b), (m, k, n));
         assert_within_bound(&what("simd"), &c, &reference, &bound);
-        let engine =
-            Tensor::from_vec(a.clone(), [m, k]).matmul(&Tensor::from_vec(b.clone(), [k, n]));
+        let engine = Tensor::from_vec(a.clone(), [m, k])
+            .matmul(&Tensor::from_vec(b.clone(), [k, n]));
         assert_within_bound(&what("engine"), &engine.to_vec(), &reference, &bound);
     }
 }
@@ -145,7 +151,8 @@ fn the_rounding_bound_is_needed_and_still_catches_a_wrong_product() {
     assert_within_bound("simd", &c, &reference, &bound);
     // A product that forgets the last term of each sum (a classic off-by-one) is caught in
     // almost every element: one product |a·b| is far larger than the rounding bound.
-    let a_short: Vec<f32> = a.chunks(k).flat_map(|row| row[..k - 1].to_vec()).collect();
+    let a_short: Vec<f32> =
+        a.chunks(k).flat_map(|row| row[..k - 1].to_vec()).collect();
     let wrong = product(naive, (&a_short, &b[..(k - 1) * n]), (m, k - 1, n));
     let caught = wrong
         .iter()
@@ -262,12 +269,14 @@ fn flops_counts_every_multiplication_and_every_addition() {
 
 #[test]
 fn a_slice_of_the_wrong_length_is_named_with_the_sizes_it_needs() {
-    let message = panic_message(|| naive(&[0.0; 6], &[0.0; 5], &mut [0.0; 4], 2, 3, 2));
+    let message =
+        panic_message(|| naive(&[0.0; 6], &[0.0; 5], &mut [0.0; 4], 2, 3, 2));
     assert!(
         message.starts_with("naive: b holds 5 values, but [3, 2] needs 6"),
         "{message}"
     );
-    let message = panic_message(|| threaded(&[0.0; 6], &[0.0; 6], &mut [0.0; 3], 2, 3, 2, 2));
+    let message =
+        panic_message(|| threaded(&[0.0; 6], &[0.0; 6], &mut [0.0; 3], 2, 3, 2, 2));
     assert!(
         message.starts_with("gemm: c holds 3 values, but [2, 2] needs 4"),
         "{message}"
@@ -305,7 +314,8 @@ fn the_committed_samples_read_back_exactly_and_cover_every_rung() {
 
 #[test]
 fn a_bad_line_in_the_sample_is_reported_with_its_number() {
-    let error = Sample::parse("# comment\ncpu\tx\ngflops\tquick\t256\t1.0\n").unwrap_err();
+    let error =
+        Sample::parse("# comment\ncpu\tx\ngflops\tquick\t256\t1.0\n").unwrap_err();
     assert_eq!(
         error,
         "line 3: unknown rung: \"gflops\\tquick\\t256\\t1.0\""
@@ -446,7 +456,8 @@ fn one_pair_of_the_fused_scores_by_hand() {
 }
 
 #[test]
-fn the_fused_form_never_holds_a_b_q_k_h_tensor_and_the_broadcast_form_holds_several() {
+fn the_fused_form_never_holds_a_b_q_k_h_tensor_and_the_broadcast_form_holds_several()
+{
     use attention::AdditiveScoring::{Broadcast, Fused};
     use chapter13::{Pass, additive_peak};
     let (b, n, h) = (2, 48, 32);
@@ -466,7 +477,9 @@ fn the_fused_form_never_holds_a_b_q_k_h_tensor_and_the_broadcast_form_holds_seve
 fn the_measured_peaks_grow_apart_with_the_sequence_length() {
     let peaks = chapter13::scoring_peaks();
     assert_eq!(peaks.len(), chapter13::MEMORY_LENGTHS.len());
-    let ratio = |p: &chapter13::ScoringPeaks| p.broadcast_forward as f64 / p.fused_forward as f64;
+    let ratio = |p: &chapter13::ScoringPeaks| {
+        p.broadcast_forward as f64 / p.fused_forward as f64
+    };
     for pair in peaks.windows(2) {
         assert!(ratio(&pair[1]) > ratio(&pair[0]), "{pair:?}");
         assert!(pair[1].broadcast_training > pair[0].broadcast_training);

@@ -1,5 +1,5 @@
-//! When the GPU pays off: a model of the time of a matrix product on each device, from
-//! four measured numbers.
+//! When the GPU pays off: a model of the time of a matrix product on each device,
+//! from four measured numbers.
 
 /// What a machine measured (the `measure` example prints these).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -8,8 +8,8 @@ pub struct CostModel {
     pub cpu_flops: f64,
     /// The GPU's matrix-product speed, in FLOP/s.
     pub gpu_flops: f64,
-    /// The time of one small GPU op, from the call to its completion, in seconds: launching a
-    /// kernel and waiting for it.
+    /// The time of one small GPU op, from the call to its completion, in seconds:
+    /// launching a kernel and waiting for it.
     pub launch_seconds: f64,
     /// Bytes per second from host memory to the GPU.
     pub upload_bytes_per_second: f64,
@@ -19,14 +19,15 @@ pub struct CostModel {
 
 // ANCHOR: cost_model
 impl CostModel {
-    /// Seconds for an `[n, n] · [n, n]` product on the CPU: `2n³` operations at its speed.
+    /// Seconds for an `[n, n] · [n, n]` product on the CPU: `2n³` operations at its
+    /// speed.
     pub fn cpu_seconds(&self, n: usize) -> f64 {
         2.0 * (n as f64).powi(3) / self.cpu_flops
     }
 
-    /// Seconds on the GPU: one launch and `2n³` operations at its speed, plus, when the
-    /// matrices start and end in host memory, uploading two `n × n` inputs and reading
-    /// back the `n × n` result.
+    /// Seconds on the GPU: one launch and `2n³` operations at its speed, plus, when
+    /// the matrices start and end in host memory, uploading two `n × n` inputs and
+    /// reading back the `n × n` result.
     pub fn gpu_seconds(&self, n: usize, with_transfers: bool) -> f64 {
         let compute = self.launch_seconds + 2.0 * (n as f64).powi(3) / self.gpu_flops;
         if !with_transfers {
@@ -39,8 +40,8 @@ impl CostModel {
     }
 
     /// The smallest `n`, a power of two up to 2²⁰, at which the product, starting and
-    /// ending in host memory, takes less time on the GPU than on the CPU; `None` if it never
-    /// does.
+    /// ending in host memory, takes less time on the GPU than on the CPU; `None` if
+    /// it never does.
     pub fn break_even(&self) -> Option<usize> {
         (0..=20)
             .map(|p| 1usize << p)

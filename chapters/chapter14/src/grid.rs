@@ -1,10 +1,10 @@
 //! Workgroups and invocations: how a launch covers its work.
 //!
-//! A GPU kernel runs as a grid of *workgroups*, each a block of *invocations* (threads) that
-//! run the same code and can share fast workgroup memory. The engine's element-wise kernels
-//! use workgroups of [`GROUP`] invocations, one per element; WebGPU lets a launch have at
-//! most [`MAX_GROUPS_PER_DIM`] workgroups along each of its three dimensions, so a large
-//! tensor's workgroups are spread over x and y.
+//! A GPU kernel runs as a grid of *workgroups*, each a block of *invocations*
+//! (threads) that run the same code and can share fast workgroup memory. The engine's
+//! element-wise kernels use workgroups of [`GROUP`] invocations, one per element;
+//! WebGPU lets a launch have at most [`MAX_GROUPS_PER_DIM`] workgroups along each of
+//! its three dimensions, so a large tensor's workgroups are spread over x and y.
 
 /// Invocations per workgroup of the engine's one-dimensional kernels
 /// (`@workgroup_size(256)` in their WGSL).
@@ -33,10 +33,10 @@ impl Grid {
 
 // ANCHOR: elementwise_grid
 /// The grid of an element-wise kernel over `n` elements, with `group` invocations per
-/// workgroup and at most `max_per_dim` workgroups per dimension: the workgroups that cover
-/// `n`, in as few rows (y) as keep each row within the limit, the rows as even as can be.
-/// (Filling x first and starting a second row for the rest would, just past the limit,
-/// launch twice the workgroups needed.)
+/// workgroup and at most `max_per_dim` workgroups per dimension: the workgroups that
+/// cover `n`, in as few rows (y) as keep each row within the limit, the rows as even
+/// as can be. (Filling x first and starting a second row for the rest would, just
+/// past the limit, launch twice the workgroups needed.)
 pub fn elementwise_grid(n: usize, group: usize, max_per_dim: usize) -> Grid {
     let groups = n.div_ceil(group);
     let y = groups.div_ceil(max_per_dim).max(1);
@@ -44,8 +44,8 @@ pub fn elementwise_grid(n: usize, group: usize, max_per_dim: usize) -> Grid {
     Grid { x, y, z: 1 }
 }
 
-/// The element an invocation handles: its workgroup `(wx, wy)` in a grid `grid` wide, and
-/// its place `local` in the workgroup. The WGSL is `flat_index` in
+/// The element an invocation handles: its workgroup `(wx, wy)` in a grid `grid` wide,
+/// and its place `local` in the workgroup. The WGSL is `flat_index` in
 /// `engine/src/gpu/shaders/common.wgsl`; invocations past `n` return at once.
 pub fn invocation_index(
     grid: &Grid,
@@ -58,9 +58,9 @@ pub fn invocation_index(
 // ANCHOR_END: elementwise_grid
 
 // ANCHOR: matmul_grid
-/// The grid of the tiled matrix product for `batch` products of `[m, k] · [k, n]` with
-/// `tile × tile` output tiles: one workgroup per tile, the column tiles along x, the row
-/// tiles along y, the batch along z.
+/// The grid of the tiled matrix product for `batch` products of `[m, k] · [k, n]`
+/// with `tile × tile` output tiles: one workgroup per tile, the column tiles along x,
+/// the row tiles along y, the batch along z.
 pub fn matmul_grid(m: usize, n: usize, batch: usize, tile: usize) -> Grid {
     Grid {
         x: n.div_ceil(tile),
@@ -70,8 +70,8 @@ pub fn matmul_grid(m: usize, n: usize, batch: usize, tile: usize) -> Grid {
 }
 // ANCHOR_END: matmul_grid
 
-/// How many invocations of a grid do work, out of how many run: the rest fall past the
-/// end of the data and return at once (a launch is paid in whole workgroups).
+/// How many invocations of a grid do work, out of how many run: the rest fall past
+/// the end of the data and return at once (a launch is paid in whole workgroups).
 pub fn busy_share(n: usize, grid: &Grid, group: usize) -> (usize, usize) {
     (n, grid.groups() * group)
 }

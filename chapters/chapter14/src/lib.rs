@@ -28,7 +28,9 @@ mod sample;
 mod tiled;
 
 pub use cost::CostModel;
-pub use grid::{GROUP, Grid, MAX_GROUPS_PER_DIM, elementwise_grid, invocation_index, matmul_grid};
+pub use grid::{
+    GROUP, Grid, MAX_GROUPS_PER_DIM, elementwise_grid, invocation_index, matmul_grid,
+};
 pub use sample::{Kind, Row, Sample, human_seconds};
 pub use tiled::{INVOCATIONS, Tiling, main_memory_reads, naive_matmul, tiled_matmul};
 

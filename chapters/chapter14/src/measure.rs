@@ -1,7 +1,7 @@
-//! The measurements of the `measure` example, on any device: each op is run once to warm
-//! up (compiling the GPU's kernels and filling its buffer pool), then timed until about a
-//! quarter of a second has passed, from the call to the moment the device has finished
-//! ([`Device::synchronize`]); the median is kept.
+//! The measurements of the `measure` example, on any device: each op is run once to
+//! warm up (compiling the GPU's kernels and filling its buffer pool), then timed
+//! until about a quarter of a second has passed, from the call to the moment the
+//! device has finished ([`Device::synchronize`]); the median is kept.
 
 use std::time::{Duration, Instant};
 
@@ -10,13 +10,15 @@ use engine::Device;
 
 use crate::sample::Kind;
 
-/// The median seconds of `once` (which must wait for its device), over at least 3 and at
-/// most 100 calls filling about a quarter of a second, after one call to warm up.
+/// The median seconds of `once` (which must wait for its device), over at least 3 and
+/// at most 100 calls filling about a quarter of a second, after one call to warm up.
 pub fn median_seconds(mut once: impl FnMut()) -> f64 {
     once();
     let mut times = Vec::new();
     let start = Instant::now();
-    while times.len() < 3 || (times.len() < 100 && start.elapsed() < Duration::from_millis(250)) {
+    while times.len() < 3
+        || (times.len() < 100 && start.elapsed() < Duration::from_millis(250))
+    {
         let t = Instant::now();
         once();
         times.push(t.elapsed().as_secs_f64());
@@ -26,9 +28,9 @@ pub fn median_seconds(mut once: impl FnMut()) -> f64 {
 }
 
 // ANCHOR: time_on
-/// The median seconds of one measurement of `kind` at `size` on `device`. Inputs are made
-/// on the CPU and moved to the device before timing starts, except for the transfers, which
-/// time the move itself.
+/// The median seconds of one measurement of `kind` at `size` on `device`. Inputs are
+/// made on the CPU and moved to the device before timing starts, except for the
+/// transfers, which time the move itself.
 pub fn time_on(device: &Device, kind: Kind, size: usize) -> f64 {
     engine::manual_seed(0);
     match kind {
@@ -64,7 +66,9 @@ pub fn time_on(device: &Device, kind: Kind, size: usize) -> f64 {
         Kind::SdpaForward => {
             let [q, k, v] = [(); 3].map(|()| Tensor::randn([8, size, 64]).to(device));
             median_seconds(|| {
-                let (out, _) = no_grad(|| scaled_dot_product_attention(&q, &k, &v, &Mask::none()));
+                let (out, _) = no_grad(|| {
+                    scaled_dot_product_attention(&q, &k, &v, &Mask::none())
+                });
                 device.synchronize();
                 drop(out);
             })
@@ -91,7 +95,8 @@ pub fn time_on(device: &Device, kind: Kind, size: usize) -> f64 {
 /// The measurements the example takes by default, as `(kind, size)`; `large` adds the
 /// products at 2048 and 4096 (minutes on a CPU, and on a software GPU).
 pub fn plan(large: bool) -> Vec<(Kind, usize)> {
-    let mut plan: Vec<(Kind, usize)> = [64, 256, 1024].map(|n| (Kind::Matmul, n)).to_vec();
+    let mut plan: Vec<(Kind, usize)> =
+        [64, 256, 1024].map(|n| (Kind::Matmul, n)).to_vec();
     if large {
         plan.extend([2048, 4096].map(|n| (Kind::Matmul, n)));
     }

@@ -58,7 +58,9 @@ impl Kind {
             Kind::Upload => format!("upload {}", engine::memory::human(size)),
             Kind::Readback => format!("read back {}", engine::memory::human(size)),
             Kind::SdpaForward => format!("scaled dot-product, forward, T = {size}"),
-            Kind::MultiHeadTraining => format!("multi-head, forward + backward, T = {size}"),
+            Kind::MultiHeadTraining => {
+                format!("multi-head, forward + backward, T = {size}")
+            }
         }
     }
 }
@@ -94,7 +96,8 @@ impl Sample {
     /// The run recorded for the book, `data/sample_measure.tsv`, rewritten only by
     /// `cargo run --release --features wgpu -p chapter14 --example measure -- --record`.
     pub fn committed() -> Sample {
-        Sample::parse(COMMITTED).unwrap_or_else(|e| panic!("data/sample_measure.tsv: {e}"))
+        Sample::parse(COMMITTED)
+            .unwrap_or_else(|e| panic!("data/sample_measure.tsv: {e}"))
     }
 
     /// Reads a sample file: `#` comments, a `cpu` and a `gpu` line, then one line per row:
@@ -111,7 +114,8 @@ impl Sample {
                 ["cpu", name] => cpu = Some(name.to_string()),
                 ["gpu", name] => gpu = Some(name.to_string()),
                 [kind, size, c, g] => {
-                    let kind = Kind::from_key(kind).ok_or_else(|| bad("unknown kind"))?;
+                    let kind =
+                        Kind::from_key(kind).ok_or_else(|| bad("unknown kind"))?;
                     let size = size
                         .parse()
                         .map_err(|_| bad("a size must be a whole number"))?;

@@ -27,7 +27,8 @@ fn exercise_1_batch_launches_cover_the_batch_once_within_the_limit() {
 }
 
 #[test]
-fn exercise_2_the_transposed_copy_reads_consecutive_addresses_and_fills_the_block_once() {
+fn exercise_2_the_transposed_copy_reads_consecutive_addresses_and_fills_the_block_once()
+ {
     for tiling in [Tiling::TILE64, Tiling::TILE128] {
         let (tile, bk) = (tiling.tile(), tiling.step());
         let mut seen = vec![false; tile * bk];
@@ -39,7 +40,11 @@ fn exercise_2_the_transposed_copy_reads_consecutive_addresses_and_fills_the_bloc
             // A transposed A is stored [k, m]: address kk·M + mm. Value e + 1 must sit
             // right after value e, except where a row of the block ends.
             if (e + 1) % tile != 0 {
-                assert_eq!(transposed_copy_order(e + 1, tile, bk), (mm + 1, kk), "{e}");
+                assert_eq!(
+                    transposed_copy_order(e + 1, tile, bk),
+                    (mm + 1, kk),
+                    "{e}"
+                );
             }
         }
     }

@@ -228,7 +228,8 @@ fn the_engine_gpu_kernel_agrees_with_the_replay() {
     if !cfg!(feature = "wgpu") {
         return;
     }
-    let gpu = engine::Device::gpu().expect("the wgpu feature needs a GPU adapter for this test");
+    let gpu = engine::Device::gpu()
+        .expect("the wgpu feature needs a GPU adapter for this test");
     for (m, k, n) in [(37, 50, 45), (130, 70, 200)] {
         let (a, b) = (seeded(m * k, 3), seeded(k * n, 4));
         let replay = tiled_matmul(&a, &b, (m, k, n), Tiling::TILE64);

@@ -41,7 +41,12 @@ pub(crate) struct Grads {
 }
 
 /// The scores `[B, Q, K]` of `queries: [B, Q, h]` against `keys: [B, K, h]` with `w: [h]`.
-pub(crate) fn scores(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) -> Vec<f32> {
+pub(crate) fn scores(
+    queries: &[f32],
+    keys: &[f32],
+    w: &[f32],
+    dims: Dims,
+) -> Vec<f32> {
     match kernels::active() {
         // SAFETY: `kernels::active` names only paths this CPU supports.
         #[cfg(target_arch = "x86_64")]
@@ -65,7 +70,9 @@ pub(crate) fn grads(
     match kernels::active() {
         // SAFETY: `kernels::active` names only paths this CPU supports.
         #[cfg(target_arch = "x86_64")]
-        KernelPath::Avx512 => unsafe { grads_avx512(queries, keys, w, upstream, dims) },
+        KernelPath::Avx512 => unsafe {
+            grads_avx512(queries, keys, w, upstream, dims)
+        },
         // SAFETY: as above.
         #[cfg(target_arch = "x86_64")]
         KernelPath::Avx2 => unsafe { grads_avx2(queries, keys, w, upstream, dims) },
@@ -79,7 +86,12 @@ pub(crate) fn grads(
 /// The CPU must support AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn scores_avx512(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) -> Vec<f32> {
+unsafe fn scores_avx512(
+    queries: &[f32],
+    keys: &[f32],
+    w: &[f32],
+    dims: Dims,
+) -> Vec<f32> {
     scores_portable(queries, keys, w, dims)
 }
 
@@ -89,7 +101,12 @@ unsafe fn scores_avx512(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) ->
 /// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn scores_avx2(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) -> Vec<f32> {
+unsafe fn scores_avx2(
+    queries: &[f32],
+    keys: &[f32],
+    w: &[f32],
+    dims: Dims,
+) -> Vec<f32> {
     scores_portable(queries, keys, w, dims)
 }
 
@@ -144,9 +161,12 @@ fn scores_portable(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) -> Vec<
         .zip(keys.chunks_exact(nk * h))
         .zip(out.chunks_exact_mut(nq * nk))
     {
-        for (q_row, out_row) in q_block.chunks_exact(h).zip(out_block.chunks_exact_mut(nk)) {
+        for (q_row, out_row) in
+            q_block.chunks_exact(h).zip(out_block.chunks_exact_mut(nk))
+        {
             for (k_row, score) in k_block.chunks_exact(h).zip(out_row.iter_mut()) {
-                let (q_row, k_row, w, terms) = (&q_row[..h], &k_row[..h], &w[..h], &mut terms[..h]);
+                let (q_row, k_row, w, terms) =
+                    (&q_row[..h], &k_row[..h], &w[..h], &mut terms[..h]);
                 for i in 0..h {
                     terms[i] = w[i] * tanh(q_row[i] + k_row[i]);
                 }
@@ -160,7 +180,13 @@ fn scores_portable(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) -> Vec<
 /// With `t = tanh(q[h] + k[h])` and `g` the upstream gradient of one score:
 /// `dq[h] += g·w[h]·(1 − t²)`, `dk[h] += g·w[h]·(1 − t²)`, `dw[h] += g·t`.
 #[inline(always)]
-fn grads_portable(queries: &[f32], keys: &[f32], w: &[f32], upstream: &[f32], dims: Dims) -> Grads {
+fn grads_portable(
+    queries: &[f32],
+    keys: &[f32],
+    w: &[f32],
+    upstream: &[f32],
+    dims: Dims,
+) -> Grads {
     let Dims {
         batch,
         queries: nq,
@@ -195,7 +221,8 @@ fn grads_portable(queries: &[f32], keys: &[f32], w: &[f32], upstream: &[f32], di
                 .zip(dk_block.chunks_exact_mut(h))
                 .zip(g_row)
             {
-                let (k_row, dk_row, dw_row) = (&k_row[..h], &mut dk_row[..h], &mut dw_row[..h]);
+                let (k_row, dk_row, dw_row) =
+                    (&k_row[..h], &mut dk_row[..h], &mut dw_row[..h]);
                 for i in 0..h {
                     let t = tanh(q_row[i] + k_row[i]);
                     let d = g * w[i] * (1.0 - t * t);
@@ -219,7 +246,9 @@ mod tests {
 
     #[test]
     fn every_path_gives_the_bits_of_the_portable_one() {
-        let same = |x: &[f32], y: &[f32]| x.iter().zip(y).all(|(a, b)| a.to_bits() == b.to_bits());
+        let same = |x: &[f32], y: &[f32]| {
+            x.iter().zip(y).all(|(a, b)| a.to_bits() == b.to_bits())
+        };
         for hidden in [1, 7, 8, 19, 64] {
             let dims = Dims {
                 batch: 2,
@@ -227,7 +256,8 @@ mod tests {
                 keys: 5,
                 hidden,
             };
-            let scale = |v: Vec<f32>| v.into_iter().map(|x| x * 4.0).collect::<Vec<f32>>();
+            let scale =
+                |v: Vec<f32>| v.into_iter().map(|x| x * 4.0).collect::<Vec<f32>>();
             let q = scale(seeded_values(2 * 3 * hidden, 1));
             let k = scale(seeded_values(2 * 5 * hidden, 2));
             let w = seeded_values(hidden, 3);

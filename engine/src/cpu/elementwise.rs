@@ -246,8 +246,10 @@ mod tests {
                 .collect();
             let run = |path| {
                 kernels::with_path(path, || {
-                    let sum = zip_broadcast(&a, a_shape, &b, b_shape, out, |x, y| x + y);
-                    let quotient = zip_broadcast(&a, a_shape, &b, b_shape, out, |x, y| x / y);
+                    let sum =
+                        zip_broadcast(&a, a_shape, &b, b_shape, out, |x, y| x + y);
+                    let quotient =
+                        zip_broadcast(&a, a_shape, &b, b_shape, out, |x, y| x / y);
                     (sum, quotient)
                 })
             };
@@ -273,12 +275,17 @@ mod tests {
             for i in 0..sum.len() {
                 let (x, y) = (a[index(a_shape, i)], b[index(b_shape, i)]);
                 assert_eq!(sum[i].to_bits(), (x + y).to_bits(), "{out:?} at {i}");
-                assert_eq!(quotient[i].to_bits(), (x / y).to_bits(), "{out:?} at {i}");
+                assert_eq!(
+                    quotient[i].to_bits(),
+                    (x / y).to_bits(),
+                    "{out:?} at {i}"
+                );
             }
             for path in KernelPath::supported() {
                 let (s, q) = run(path);
-                let same =
-                    |u: &[f32], v: &[f32]| u.iter().zip(v).all(|(p, q)| p.to_bits() == q.to_bits());
+                let same = |u: &[f32], v: &[f32]| {
+                    u.iter().zip(v).all(|(p, q)| p.to_bits() == q.to_bits())
+                };
                 assert!(same(&s, &sum) && same(&q, &quotient), "{path}: {out:?}");
             }
         }

@@ -70,7 +70,8 @@ mod tests {
 
     #[test]
     fn lane_max_is_the_plain_fold_at_every_length_nans_ignored() {
-        let values: Vec<f32> = (0..37).map(|i| ((i * 7919 % 101) as f32) - 50.0).collect();
+        let values: Vec<f32> =
+            (0..37).map(|i| ((i * 7919 % 101) as f32) - 50.0).collect();
         for len in 0..values.len() {
             let mut x = values[..len].to_vec();
             if len > 3 {

@@ -36,7 +36,8 @@ pub(crate) fn permute(a: &[f32], shape: &[usize], perm: &[usize]) -> Vec<f32> {
     let (r, c) = (out_shape[rank - 2], out_shape[rank - 1]);
     let (sr, sc) = (out_strides[rank - 2], out_strides[rank - 1]);
     let mut out = spare::for_overwrite(a.len()); // every element is written below
-    let blocks = StridedOffsets::new(&out_shape[..rank - 2], out_strides[..rank - 2].to_vec());
+    let blocks =
+        StridedOffsets::new(&out_shape[..rank - 2], out_strides[..rank - 2].to_vec());
     for (dst, base) in out.chunks_exact_mut((r * c).max(1)).zip(blocks) {
         for i0 in (0..r).step_by(TILE) {
             for j0 in (0..c).step_by(TILE) {
@@ -52,7 +53,11 @@ pub(crate) fn permute(a: &[f32], shape: &[usize], perm: &[usize]) -> Vec<f32> {
 }
 
 /// Concatenates `[outer, n_i, inner]` parts along their middle dimension.
-pub(crate) fn concat(parts: &[(&[f32], usize)], outer: usize, inner: usize) -> Vec<f32> {
+pub(crate) fn concat(
+    parts: &[(&[f32], usize)],
+    outer: usize,
+    inner: usize,
+) -> Vec<f32> {
     let total: usize = parts.iter().map(|(_, n)| n).sum();
     let mut out = spare::with_capacity(outer * total * inner);
     for o in 0..outer {
@@ -106,7 +111,9 @@ pub(crate) fn index_add(
         for (j, &target) in index.iter().enumerate() {
             let from = (o * index.len() + j) * inner;
             let to = (o * n + target) * inner;
-            for (dst, &x) in out[to..to + inner].iter_mut().zip(&src[from..from + inner]) {
+            for (dst, &x) in
+                out[to..to + inner].iter_mut().zip(&src[from..from + inner])
+            {
                 *dst += x;
             }
         }
@@ -134,10 +141,10 @@ mod tests {
             (&[], &[]),                     // a scalar
             (&[5], &[0]),                   // nothing moves
             (&[2, 3, 4, 5], &[0, 2, 1, 3]), // a head split: rows of 5
-            (&[3, 37, 19], &[0, 2, 1]),     // last two swapped, not multiples of a tile
-            (&[4, 1, 6], &[2, 1, 0]),       // a size-1 dimension in the way
-            (&[2, 0, 3], &[2, 0, 1]),       // empty
-            (&[2, 3, 4], &[2, 0, 1]),       // a rotation
+            (&[3, 37, 19], &[0, 2, 1]), // last two swapped, not multiples of a tile
+            (&[4, 1, 6], &[2, 1, 0]),   // a size-1 dimension in the way
+            (&[2, 0, 3], &[2, 0, 1]),   // empty
+            (&[2, 3, 4], &[2, 0, 1]),   // a rotation
         ];
         for &(shape, perm) in cases {
             let n: usize = shape.iter().product();

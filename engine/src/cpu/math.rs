@@ -136,7 +136,8 @@ pub(crate) fn log(x: f32) -> f32 {
     let scaled = if subnormal { x * SCALE } else { x };
     let bits = scaled.to_bits();
     // The exponent field less 126 makes `m` below land in [0.5, 1): x = m · 2^exponent.
-    let exponent = ((bits >> 23) & 0xff) as i32 - if subnormal { 126 + 23 } else { 126 };
+    let exponent =
+        ((bits >> 23) & 0xff) as i32 - if subnormal { 126 + 23 } else { 126 };
     let m = f32::from_bits((bits & 0x007f_ffff) | 0x3f00_0000);
     // Into [√½, √2): doubling below √½ (exact), so that f = m − 1 is small either way.
     let low = m < SQRT_HALF;
@@ -169,7 +170,8 @@ pub(crate) fn tanh(x: f32) -> f32 {
         6.372_619_3e-4,
         4.893_524_6e-3,
     ];
-    const Q: [f32; 4] = [1.198_258_4e-6, 1.185_347_1e-4, 2.268_434_6e-3, 4.893_525e-3];
+    const Q: [f32; 4] =
+        [1.198_258_4e-6, 1.185_347_1e-4, 2.268_434_6e-3, 4.893_525e-3];
     let c = x.clamp(-CLAMP, CLAMP);
     let c2 = c * c;
     let (p, q) = (horner(&P, c2), horner(&Q, c2));
@@ -232,7 +234,8 @@ fn normal_cdf(x: f32) -> f32 {
 /// `φ(x)`, the standard normal density: `e^(−x²/2) / √(2π)`.
 #[inline(always)]
 fn normal_pdf(x: f32) -> f32 {
-    exp(-0.5 * x * x) * (0.5 * std::f32::consts::FRAC_2_SQRT_PI * std::f32::consts::FRAC_1_SQRT_2)
+    exp(-0.5 * x * x)
+        * (0.5 * std::f32::consts::FRAC_2_SQRT_PI * std::f32::consts::FRAC_1_SQRT_2)
 }
 
 /// `gelu(x) = x · Φ(x)`, PyTorch's `gelu(x)` (the exact, `erf` form).
@@ -258,7 +261,8 @@ pub(crate) fn gelu_tanh(x: f32) -> f32 {
 #[inline(always)]
 pub(crate) fn gelu_tanh_grad(x: f32) -> f32 {
     let t = tanh(SQRT_2_OVER_PI * (x + GELU_CUBIC * x * x * x));
-    0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_CUBIC * x * x)
+    0.5 * (1.0 + t)
+        + 0.5 * x * (1.0 - t * t) * SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_CUBIC * x * x)
 }
 
 /// `xᵖ`: the `libm` crate's `powf` (a port of musl's, correctly rounded in nearly every
@@ -343,7 +347,8 @@ mod tests {
 
     #[test]
     fn exp_is_within_1_ulp_from_its_underflow_to_its_overflow() {
-        let xs = both_signs().filter(|&x| (EXP_UNDERFLOW..=EXP_OVERFLOW).contains(&x));
+        let xs =
+            both_signs().filter(|&x| (EXP_UNDERFLOW..=EXP_OVERFLOW).contains(&x));
         let (worst, at) = worst_ulps(xs, exp, f64::exp);
         assert!(worst <= 1.0, "{worst} ulp at {at}");
     }
@@ -367,7 +372,9 @@ mod tests {
         assert_eq!(exp(EXP_UNDERFLOW.next_down()), 0.0);
         assert!(((EXP_OVERFLOW.next_up() as f64).exp() as f32).is_infinite());
         assert!(((EXP_UNDERFLOW as f64).exp() as f32) >= f32::MIN_POSITIVE);
-        assert!(((EXP_UNDERFLOW.next_down() as f64).exp() as f32) < f32::MIN_POSITIVE);
+        assert!(
+            ((EXP_UNDERFLOW.next_down() as f64).exp() as f32) < f32::MIN_POSITIVE
+        );
     }
 
     #[test]

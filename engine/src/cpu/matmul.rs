@@ -74,7 +74,13 @@ fn takes_small_kernel(m: usize, lhs: Lhs) -> bool {
 /// vectorise; on the AVX2 and AVX-512 paths they are compiled again for those wider
 /// registers, with the same operations in the same order (a multiply, then an add: Rust
 /// never fuses them on its own), so the same bits.
-fn matmul_small(a: &[f32], b: &[f32], rhs: Rhs, out: &mut [f32], dims: (usize, usize, usize)) {
+fn matmul_small(
+    a: &[f32],
+    b: &[f32],
+    rhs: Rhs,
+    out: &mut [f32],
+    dims: (usize, usize, usize),
+) {
     match kernels::active() {
         // SAFETY: `active` names only paths the CPU supports.
         #[cfg(target_arch = "x86_64")]
@@ -223,8 +229,10 @@ pub(crate) fn matmul(
         spare::for_overwrite(count * m * n)
     };
     // Offsets count whole matrices; broadcast batch dims get stride 0.
-    let a_mats = StridedOffsets::new(batch, broadcast_strides(&a_shape[..ra - 2], batch));
-    let b_mats = StridedOffsets::new(batch, broadcast_strides(&b_shape[..rb - 2], batch));
+    let a_mats =
+        StridedOffsets::new(batch, broadcast_strides(&a_shape[..ra - 2], batch));
+    let b_mats =
+        StridedOffsets::new(batch, broadcast_strides(&b_shape[..rb - 2], batch));
     for (idx, (ia, ib)) in a_mats.zip(b_mats).enumerate() {
         matmul_fast(
             &a[ia * m * k..(ia + 1) * m * k],

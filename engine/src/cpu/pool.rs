@@ -62,7 +62,9 @@ struct Pool {
 /// arithmetic units, which a product keeps busy).
 pub(crate) fn product_threads() -> usize {
     static THREADS: OnceLock<usize> = OnceLock::new();
-    *THREADS.get_or_init(|| threads_from(std::env::var("MATMUL_NUM_THREADS").ok().as_deref()))
+    *THREADS.get_or_init(|| {
+        threads_from(std::env::var("MATMUL_NUM_THREADS").ok().as_deref())
+    })
 }
 
 /// The thread count that a value of `MATMUL_NUM_THREADS` asks for: a whole number of at
@@ -93,7 +95,8 @@ pub(crate) fn run_all(tasks: Vec<Task<'_>>) {
             return;
         }
     };
-    let slots: Vec<Mutex<Option<Task>>> = tasks.into_iter().map(|t| Mutex::new(Some(t))).collect();
+    let slots: Vec<Mutex<Option<Task>>> =
+        tasks.into_iter().map(|t| Mutex::new(Some(t))).collect();
     // SAFETY (of erasing the lifetime): `slots`, and what its tasks borrow, outlive every
     // use of this pointer. Workers use it only between the call's publication below and
     // counting themselves out of `unfinished`, and this function does not return (nor
@@ -115,7 +118,9 @@ pub(crate) fn run_all(tasks: Vec<Task<'_>>) {
         .iter()
         .enumerate()
         .filter(|&(i, _)| i == 0 || i > pool.workers)
-        .filter_map(|(_, slot)| catch_unwind(AssertUnwindSafe(|| take_and_run(slot))).err())
+        .filter_map(|(_, slot)| {
+            catch_unwind(AssertUnwindSafe(|| take_and_run(slot))).err()
+        })
         .fold(None, |first: Option<Payload>, p| first.or(Some(p)));
     // Every worker counts itself out once it is done with the slots (see the SAFETY note).
     watch(|| pool.unfinished.load(Ordering::SeqCst) == 0, None);
@@ -211,7 +216,8 @@ fn work(pool: &'static Pool, index: usize) {
         // itself out below.
         let slots = unsafe { &*slots.0 };
         if let Some(slot) = slots.get(index)
-            && let Err(payload) = catch_unwind(AssertUnwindSafe(|| take_and_run(slot)))
+            && let Err(payload) =
+                catch_unwind(AssertUnwindSafe(|| take_and_run(slot)))
         {
             let mut first = pool
                 .panic
@@ -251,7 +257,8 @@ mod tests {
             std::thread::sleep(Duration::from_millis(3));
             let threads = Mutex::new(Vec::new());
             let tasks = (0..2).map(|_| {
-                Box::new(|| threads.lock().unwrap().push(std::thread::current().id())) as Task
+                Box::new(|| threads.lock().unwrap().push(std::thread::current().id()))
+                    as Task
             });
             run_all(tasks.collect());
             let threads = threads.into_inner().unwrap();

@@ -12,7 +12,10 @@ use crate::kernels::{self, KernelPath};
 use crate::spare;
 
 /// Sums each line: `[outer, n, inner] → [outer, inner]`.
-pub(crate) fn sum_dim(a: &[f32], (outer, n, inner): (usize, usize, usize)) -> Vec<f32> {
+pub(crate) fn sum_dim(
+    a: &[f32],
+    (outer, n, inner): (usize, usize, usize),
+) -> Vec<f32> {
     if inner == 1 {
         // The last dimension: each line is a contiguous row, added up in the same order.
         return (0..outer)
@@ -241,7 +244,8 @@ mod tests {
                     );
                     let got_log = log[r * n + j] as f64;
                     assert!(
-                        (got_log - exact.ln()).abs() < 2e-6 * exact.ln().abs().max(1.0),
+                        (got_log - exact.ln()).abs()
+                            < 2e-6 * exact.ln().abs().max(1.0),
                         "log-softmax n {n}, row {r}, col {j}: {got_log} against {}",
                         exact.ln()
                     );
@@ -273,7 +277,10 @@ mod tests {
         let rows_out = softmax_dim(&transposed, (3, n, 1), false);
         for r in 0..n {
             for c in 0..3 {
-                assert_eq!(strided[r * 3 + c].to_bits(), rows_out[c * n + r].to_bits());
+                assert_eq!(
+                    strided[r * 3 + c].to_bits(),
+                    rows_out[c * n + r].to_bits()
+                );
             }
         }
     }
@@ -284,7 +291,9 @@ mod tests {
             for n in [1, 5, 8, 13, 16, 17, 64, 257] {
                 let mut a = rows(n, 4);
                 a[n / 2] = f32::NEG_INFINITY; // a masked position
-                let on = |path| kernels::with_path(path, || softmax_dim(&a, (4, n, 1), log));
+                let on = |path| {
+                    kernels::with_path(path, || softmax_dim(&a, (4, n, 1), log))
+                };
                 let plain = on(KernelPath::Portable);
                 for path in KernelPath::supported() {
                     let same = on(path)

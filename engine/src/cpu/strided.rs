@@ -65,7 +65,8 @@ pub(crate) struct BroadcastRows {
 
 impl BroadcastRows {
     pub(crate) fn new(inputs: &[&[usize]], out: &[usize]) -> Self {
-        let strides: Vec<Vec<usize>> = inputs.iter().map(|s| broadcast_strides(s, out)).collect();
+        let strides: Vec<Vec<usize>> =
+            inputs.iter().map(|s| broadcast_strides(s, out)).collect();
         // Merge trailing dimensions while every operand is contiguous across the boundary,
         // starting from the last one. A size-1 dimension never breaks a run.
         let rank = out.len();
@@ -140,7 +141,8 @@ mod tests {
             StridedOffsets::new(&[2, 3], broadcast_strides(&[3], &[2, 3])).collect();
         assert_eq!(offs, vec![0, 1, 2, 0, 1, 2]);
         let offs: Vec<usize> =
-            StridedOffsets::new(&[2, 3], broadcast_strides(&[2, 1], &[2, 3])).collect();
+            StridedOffsets::new(&[2, 3], broadcast_strides(&[2, 1], &[2, 3]))
+                .collect();
         assert_eq!(offs, vec![0, 0, 0, 1, 1, 1]);
     }
 

@@ -6,17 +6,17 @@ use std::sync::mpsc;
 
 use super::context::{Context, Gpu};
 
-/// The `f32` values of one tensor (or of several that share them) in a GPU storage buffer.
-/// Dropping it hands the buffer to its GPU's pool.
+/// The `f32` values of one tensor (or of several that share them) in a GPU storage
+/// buffer. Dropping it hands the buffer to its GPU's pool.
 pub(crate) struct GpuBuffer {
     raw: Option<wgpu::Buffer>,
     len: usize,
     gpu: Gpu,
 }
 
-/// Freed buffers by size in bytes, reused by the next buffer of that size: allocating GPU
-/// memory is far slower than a launch, and a training step asks for the same sizes every
-/// time.
+/// Freed buffers by size in bytes, reused by the next buffer of that size: allocating
+/// GPU memory is far slower than a launch, and a training step asks for the same
+/// sizes every time.
 #[derive(Default)]
 pub(crate) struct Pool {
     free: HashMap<u64, Vec<wgpu::Buffer>>,
@@ -24,7 +24,8 @@ pub(crate) struct Pool {
     live_bytes: u64,
 }
 
-/// The most bytes of freed buffers a GPU's pool keeps; the oldest beyond it are released.
+/// The most bytes of freed buffers a GPU's pool keeps; the oldest beyond it are
+/// released.
 const POOL_LIMIT: u64 = 1 << 30;
 
 /// Bytes for `len` values: never zero, since wgpu cannot bind an empty buffer.
@@ -33,7 +34,8 @@ fn bytes_for(len: usize) -> u64 {
 }
 
 impl GpuBuffer {
-    /// An uninitialised buffer for `len` values (every kernel writes all of its output).
+    /// An uninitialised buffer for `len` values (every kernel writes all of its
+    /// output).
     #[track_caller]
     pub(crate) fn uninit(gpu: &Gpu, op: &str, len: usize) -> GpuBuffer {
         let size = bytes_for(len);
@@ -140,7 +142,9 @@ impl GpuBuffer {
         ctx.check_errors("to_vec");
         match receiver.recv() {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => panic!("to_vec: reading values back from the GPU failed: {e}"),
+            Ok(Err(e)) => {
+                panic!("to_vec: reading values back from the GPU failed: {e}")
+            }
             Err(_) => panic!("to_vec: the GPU never answered the read-back"),
         }
         let view = staging
@@ -174,7 +178,8 @@ impl Drop for GpuBuffer {
 }
 
 impl Gpu {
-    /// Bytes of GPU memory held by live tensors on this GPU (every process-wide handle).
+    /// Bytes of GPU memory held by live tensors on this GPU (every process-wide
+    /// handle).
     pub fn live_bytes(&self) -> u64 {
         self.0
             .pool

@@ -66,12 +66,13 @@ fn open_new() -> Result<Gpu, DeviceError> {
         power_preference: wgpu::PowerPreference::HighPerformance,
         ..Default::default()
     };
-    let adapter = pollster::block_on(instance.request_adapter(&options)).map_err(|e| {
-        DeviceError::NoAdapter {
-            looked_for: looked_for(),
-            detail: e.to_string(),
-        }
-    })?;
+    let adapter =
+        pollster::block_on(instance.request_adapter(&options)).map_err(|e| {
+            DeviceError::NoAdapter {
+                looked_for: looked_for(),
+                detail: e.to_string(),
+            }
+        })?;
     let info = adapter.get_info();
     // The adapter's own limits, not WebGPU's defaults: more workgroup memory and larger
     // storage bindings where the GPU has them.
@@ -82,12 +83,11 @@ fn open_new() -> Result<Gpu, DeviceError> {
         required_limits: limits.clone(),
         ..Default::default()
     };
-    let (device, queue) = pollster::block_on(adapter.request_device(&descriptor)).map_err(|e| {
-        DeviceError::DeviceRefused {
+    let (device, queue) = pollster::block_on(adapter.request_device(&descriptor))
+        .map_err(|e| DeviceError::DeviceRefused {
             adapter: format!("{} ({:?})", info.name, info.backend),
             detail: e.to_string(),
-        }
-    })?;
+        })?;
     let uncaptured = Arc::new(Mutex::new(None));
     let slot = Arc::clone(&uncaptured);
     device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {

@@ -185,7 +185,8 @@ pub(crate) fn strided_copy(
     let mut params = vec![n as u32, shape.len() as u32, offset as u32];
     params.extend(as_u32(shape));
     params.extend(as_u32(strides));
-    let kernel = Kernel::fixed("strided_copy", include_str!("shaders/strided_copy.wgsl"));
+    let kernel =
+        Kernel::fixed("strided_copy", include_str!("shaders/strided_copy.wgsl"));
     launch(gpu, op, &kernel, &params, &[x.raw()], out.raw(), grid(n));
     out
 }
@@ -205,7 +206,8 @@ pub(crate) fn scatter_copy(
     let mut params = vec![n as u32, shape.len() as u32, offset as u32];
     params.extend(as_u32(shape));
     params.extend(as_u32(strides));
-    let kernel = Kernel::fixed("scatter_copy", include_str!("shaders/scatter_copy.wgsl"));
+    let kernel =
+        Kernel::fixed("scatter_copy", include_str!("shaders/scatter_copy.wgsl"));
     launch(
         src.gpu(),
         op,
@@ -268,7 +270,8 @@ pub(crate) fn arg_extreme(
     (outer, n, inner): (usize, usize, usize),
     max: bool,
 ) -> GpuBuffer {
-    let kernel = Kernel::fixed("arg_extreme", include_str!("shaders/arg_extreme.wgsl"));
+    let kernel =
+        Kernel::fixed("arg_extreme", include_str!("shaders/arg_extreme.wgsl"));
     per_line(
         op,
         &kernel,
@@ -359,7 +362,12 @@ impl Tiling {
 
 /// The batched matrix product, with the tiling chosen by size.
 #[track_caller]
-pub(crate) fn matmul(op: &str, a: &GpuBuffer, b: &GpuBuffer, dims: MatmulDims) -> GpuBuffer {
+pub(crate) fn matmul(
+    op: &str,
+    a: &GpuBuffer,
+    b: &GpuBuffer,
+    dims: MatmulDims,
+) -> GpuBuffer {
     matmul_tiled(op, a, b, dims, Tiling::for_size(&dims))
 }
 
@@ -426,7 +434,8 @@ pub(crate) fn index_select(
     let out = GpuBuffer::uninit(gpu, op, outer * count * inner);
     let index: Vec<u32> = as_u32(index).collect();
     let index = GpuBuffer::upload_words(gpu, op, &index);
-    let kernel = Kernel::fixed("index_select", include_str!("shaders/index_select.wgsl"));
+    let kernel =
+        Kernel::fixed("index_select", include_str!("shaders/index_select.wgsl"));
     let params = [outer as u32, n as u32, inner as u32, count as u32];
     launch(
         gpu,
@@ -463,7 +472,12 @@ pub(crate) fn gather(op: &str, x: &GpuBuffer, offsets: &[usize]) -> GpuBuffer {
 /// The derivative of a gather: `out[e] = Σ g[s]` over every `s` with `targets[s] = e`,
 /// for `n_out` outputs, summed in the order of `s`.
 #[track_caller]
-pub(crate) fn scatter_add(op: &str, g: &GpuBuffer, targets: &[usize], n_out: usize) -> GpuBuffer {
+pub(crate) fn scatter_add(
+    op: &str,
+    g: &GpuBuffer,
+    targets: &[usize],
+    n_out: usize,
+) -> GpuBuffer {
     let gpu = g.gpu();
     // Sources grouped by target (a counting sort, which keeps each group in order).
     let mut starts = vec![0u32; n_out + 1];
@@ -482,7 +496,8 @@ pub(crate) fn scatter_add(op: &str, g: &GpuBuffer, targets: &[usize], n_out: usi
     let out = GpuBuffer::uninit(gpu, op, n_out);
     let starts = GpuBuffer::upload_words(gpu, op, &starts);
     let sources = GpuBuffer::upload_words(gpu, op, &sources);
-    let kernel = Kernel::fixed("segment_sum", include_str!("shaders/segment_sum.wgsl"));
+    let kernel =
+        Kernel::fixed("segment_sum", include_str!("shaders/segment_sum.wgsl"));
     launch(
         gpu,
         op,

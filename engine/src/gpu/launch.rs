@@ -2,8 +2,8 @@
 //! parameters, and the number of workgroups.
 //!
 //! Every kernel binds, in order: `params` (binding 0, a read-only `array<u32>`), its
-//! inputs (bindings 1, 2, …, read-only `array<f32>` or `array<u32>`), and its output (the
-//! last binding, `read_write`). The WGSL sources follow that convention.
+//! inputs (bindings 1, 2, …, read-only `array<f32>` or `array<u32>`), and its output
+//! (the last binding, `read_write`). The WGSL sources follow that convention.
 
 use std::sync::Arc;
 
@@ -11,7 +11,8 @@ use wgpu::util::DeviceExt;
 
 use super::context::{Context, Gpu};
 
-/// The threads of one workgroup in the one-dimensional kernels (`@workgroup_size(256)`).
+/// The threads of one workgroup in the one-dimensional kernels
+/// (`@workgroup_size(256)`).
 pub(crate) const GROUP: u32 = 256;
 
 /// The WGSL every kernel starts with: `flat_index` and the functions WGSL lacks.
@@ -51,8 +52,8 @@ impl<'a> Kernel<'a> {
 }
 
 impl Context {
-    /// The compiled pipeline of `kernel`, compiling it on first use. A source that does not
-    /// compile is a bug in the engine, reported with wgpu's explanation.
+    /// The compiled pipeline of `kernel`, compiling it on first use. A source that
+    /// does not compile is a bug in the engine, reported with wgpu's explanation.
     fn pipeline(&self, kernel: &Kernel) -> Arc<wgpu::ComputePipeline> {
         let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(found) = cache.get(kernel.name) {
@@ -70,16 +71,16 @@ impl Context {
                 label: Some(kernel.name),
                 source: wgpu::ShaderSource::Wgsl(source.into()),
             });
-        let pipeline = self
-            .device
-            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(kernel.name),
-                layout: None,
-                module: &module,
-                entry_point: Some("main"),
-                compilation_options: Default::default(),
-                cache: None,
-            });
+        let pipeline =
+            self.device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(kernel.name),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some("main"),
+                    compilation_options: Default::default(),
+                    cache: None,
+                });
         if let Some(error) = pollster::block_on(scope.pop()) {
             panic!(
                 "gpu: the kernel {} did not compile on {} ({:?}): {error}",
@@ -110,7 +111,8 @@ pub(crate) fn launch(
     }
     let ctx = &gpu.0;
     let pipeline = ctx.pipeline(kernel);
-    // An empty array cannot be bound: a kernel without parameters still gets one word.
+    // An empty array cannot be bound: a kernel without parameters still gets one
+    // word.
     let words: &[u32] = if params.is_empty() { &[0] } else { params };
     let params = ctx
         .device
@@ -146,10 +148,10 @@ pub(crate) fn launch(
 }
 // ANCHOR_END: launch
 
-/// Workgroups of [`GROUP`] threads for `n` threads in all, spread over as few rows (y) as
-/// keep each row within the limit of 65,535 workgroups, the rows as even as can be (so at
-/// most y − 1 workgroups are spare). Kernels recover the thread's index with the
-/// `flat_index` function of `shaders/common.wgsl`.
+/// Workgroups of [`GROUP`] threads for `n` threads in all, spread over as few rows
+/// (y) as keep each row within the limit of 65,535 workgroups, the rows as even as
+/// can be (so at most y − 1 workgroups are spare). Kernels recover the thread's index
+/// with the `flat_index` function of `shaders/common.wgsl`.
 pub(crate) fn grid(n: usize) -> (u32, u32, u32) {
     let groups = n.div_ceil(GROUP as usize);
     let y = groups.div_ceil(65_535).max(1);

@@ -51,7 +51,11 @@ impl Embedding {
         } = config;
         check::positive("Embedding::new", "num_embeddings", num_embeddings);
         check::positive("Embedding::new", "embedding_dim", embedding_dim);
-        Embedding::from_weights(&init::normal([num_embeddings, embedding_dim], 0.0, 1.0))
+        Embedding::from_weights(&init::normal(
+            [num_embeddings, embedding_dim],
+            0.0,
+            1.0,
+        ))
     }
 
     /// An embedding that uses the given table `[vocab, dim]` as its parameter (shared, not

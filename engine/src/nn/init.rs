@@ -128,7 +128,9 @@ fn pick_fan(shape: &[usize], mode: FanMode) -> usize {
 #[track_caller]
 fn symmetric_uniform(op: &str, shape: &[usize], bound: f32) -> Tensor {
     check::ensure(bound > 0.0 && bound.is_finite(), op, || {
-        format!("shape {shape:?} gives the bound {bound}; every dimension must be at least 1")
+        format!(
+            "shape {shape:?} gives the bound {bound}; every dimension must be at least 1"
+        )
     });
     Tensor::rand(shape, -bound, bound)
 }

@@ -66,8 +66,11 @@ impl Linear {
         } = config;
         check::positive("Linear::new", "in_features", in_features);
         check::positive("Linear::new", "out_features", out_features);
-        let weight =
-            init::kaiming_uniform([out_features, in_features], 5f32.sqrt(), FanMode::FanIn);
+        let weight = init::kaiming_uniform(
+            [out_features, in_features],
+            5f32.sqrt(),
+            FanMode::FanIn,
+        );
         let bound = 1.0 / (in_features as f32).sqrt();
         let bias = bias.then(|| init::uniform([out_features], -bound, bound));
         Linear::from_weights(&weight, bias.as_ref())

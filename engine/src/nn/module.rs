@@ -170,11 +170,11 @@ pub trait Module {
         for (name, p) in &params {
             match state.get(name) {
                 None => error.missing.push(name.clone()),
-                Some(t) if t.shape() != p.shape() => {
-                    error
-                        .mismatched
-                        .push((name.clone(), p.shape().to_vec(), t.shape().to_vec()))
-                }
+                Some(t) if t.shape() != p.shape() => error.mismatched.push((
+                    name.clone(),
+                    p.shape().to_vec(),
+                    t.shape().to_vec(),
+                )),
                 Some(_) => {}
             }
         }
@@ -204,7 +204,10 @@ pub trait Module {
 /// let names: Vec<String> = prefixed("norm", &norm).into_iter().map(|(n, _)| n).collect();
 /// assert_eq!(names, ["norm.weight", "norm.bias"]);
 /// ```
-pub fn prefixed(prefix: &str, child: &(impl Module + ?Sized)) -> Vec<(String, Tensor)> {
+pub fn prefixed(
+    prefix: &str,
+    child: &(impl Module + ?Sized),
+) -> Vec<(String, Tensor)> {
     child
         .list_parameters()
         .into_iter()

@@ -191,7 +191,9 @@ pub struct LoadError {
 
 impl LoadError {
     pub(crate) fn is_empty(&self) -> bool {
-        self.missing.is_empty() && self.unexpected.is_empty() && self.mismatched.is_empty()
+        self.missing.is_empty()
+            && self.unexpected.is_empty()
+            && self.mismatched.is_empty()
     }
 }
 
@@ -277,11 +279,15 @@ impl<'a> StateReader<'a> {
     pub fn tensor(&mut self, name: &str, shape: &[usize]) -> Tensor {
         self.taken.push(name.to_string());
         match self.state.get(name) {
-            Some(t) if t.shape() == shape => Tensor::from_vec(t.to_vec(), shape).requires_grad_(),
+            Some(t) if t.shape() == shape => {
+                Tensor::from_vec(t.to_vec(), shape).requires_grad_()
+            }
             Some(t) => {
-                self.error
-                    .mismatched
-                    .push((name.to_string(), shape.to_vec(), t.shape().to_vec()));
+                self.error.mismatched.push((
+                    name.to_string(),
+                    shape.to_vec(),
+                    t.shape().to_vec(),
+                ));
                 Tensor::zeros(shape)
             }
             None => {
@@ -293,7 +299,11 @@ impl<'a> StateReader<'a> {
 
     /// A [`Linear`](super::Linear) layer from `{prefix}.weight` (and `{prefix}.bias` when
     /// `config.bias`), shaped by `config`.
-    pub fn linear(&mut self, prefix: &str, config: super::LinearConfig) -> super::Linear {
+    pub fn linear(
+        &mut self,
+        prefix: &str,
+        config: super::LinearConfig,
+    ) -> super::Linear {
         let weight = self.tensor(
             &format!("{prefix}.weight"),
             &[config.out_features, config.in_features],

@@ -42,7 +42,11 @@ impl Tensor {
                 w_.expect("on the GPU"),
             );
             let which = crate::gpu::kernels::Additive::Scores;
-            let data = crate::gpu::kernels::additive(which, [&q, &k, &w_, &w_], gpu_dims(dims));
+            let data = crate::gpu::kernels::additive(
+                which,
+                [&q, &k, &w_, &w_],
+                gpu_dims(dims),
+            );
             let op = Op::AdditiveScores {
                 queries: self.clone(),
                 keys: keys.clone(),
@@ -106,7 +110,11 @@ impl Tensor {
             dims,
         );
         [
-            Tensor::from_parts("additive_scores", grads.queries, self.shape().to_vec()),
+            Tensor::from_parts(
+                "additive_scores",
+                grads.queries,
+                self.shape().to_vec(),
+            ),
             Tensor::from_parts("additive_scores", grads.keys, keys.shape().to_vec()),
             Tensor::from_parts("additive_scores", grads.w, w.shape().to_vec()),
         ]

@@ -21,7 +21,12 @@ impl Tensor {
         if _device.is_gpu() {
             let (a, b) = (self.to(&_device).on_gpu(), rhs.to(&_device).on_gpu());
             let (a, b) = (a.expect("on the GPU"), b.expect("on the GPU"));
-            let data = crate::gpu::kernels::binary(f, (&a, self.shape()), (&b, rhs.shape()), &out);
+            let data = crate::gpu::kernels::binary(
+                f,
+                (&a, self.shape()),
+                (&b, rhs.shape()),
+                &out,
+            );
             return Tensor::from_gpu(f.name(), data, out, op);
         }
         memory::ensure_can_allocate(f.name(), &out);

@@ -29,7 +29,8 @@ impl Tensor {
             #[cfg(feature = "wgpu")]
             Device::Gpu(gpu) => {
                 let values = self.buffer();
-                let buffer = crate::gpu::GpuBuffer::upload(gpu, "to", values.as_slice());
+                let buffer =
+                    crate::gpu::GpuBuffer::upload(gpu, "to", values.as_slice());
                 Tensor::from_gpu("to", buffer, self.shape().to_vec(), Some(op))
             }
             #[cfg(not(feature = "wgpu"))]

@@ -48,9 +48,10 @@ impl UnaryFn {
             UnaryFn::Tanh => "tanh",
             UnaryFn::Sigmoid => "sigmoid",
             UnaryFn::Relu | UnaryFn::Step => "relu",
-            UnaryFn::GeluErf | UnaryFn::GeluTanh | UnaryFn::GeluErfGrad | UnaryFn::GeluTanhGrad => {
-                "gelu"
-            }
+            UnaryFn::GeluErf
+            | UnaryFn::GeluTanh
+            | UnaryFn::GeluErfGrad
+            | UnaryFn::GeluTanhGrad => "gelu",
             UnaryFn::Sqrt => "sqrt",
             UnaryFn::Powf(_) => "powf",
             UnaryFn::Abs | UnaryFn::Sign => "abs",

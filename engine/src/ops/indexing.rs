@@ -32,7 +32,8 @@ impl Tensor {
         #[cfg(feature = "wgpu")]
         if let Some(x) = self.on_gpu() {
             let parts = split_at_dim(self.shape(), d);
-            let data = crate::gpu::kernels::index_select("index_select", &x, parts, &idx);
+            let data =
+                crate::gpu::kernels::index_select("index_select", &x, parts, &idx);
             let op = Op::IndexSelect {
                 x: self.clone(),
                 dim: d,
@@ -83,7 +84,8 @@ impl Tensor {
     #[track_caller]
     pub fn where_cond(&self, a: &Tensor, b: &Tensor) -> Tensor {
         let ab = check::broadcast("where_cond (a with b)", a.shape(), b.shape());
-        let out = check::broadcast("where_cond (condition with values)", self.shape(), &ab);
+        let out =
+            check::broadcast("where_cond (condition with values)", self.shape(), &ab);
         let _device = check::device("where_cond", &[self, a, b]);
         #[cfg(feature = "wgpu")]
         if _device.is_gpu() {
@@ -184,14 +186,20 @@ impl Tensor {
     /// holds and zeroes the others, through `where_cond` so that a kept entry's gradient
     /// passes and a NaN or an infinity outside the triangle does not leak into the result.
     #[track_caller]
-    fn triangle(&self, op: &str, diagonal: i64, keep: fn(i64, i64, i64) -> bool) -> Tensor {
+    fn triangle(
+        &self,
+        op: &str,
+        diagonal: i64,
+        keep: fn(i64, i64, i64) -> bool,
+    ) -> Tensor {
         check::ensure(self.rank() >= 2, op, || {
             format!(
                 "needs a matrix or a batch of matrices (rank ≥ 2), found shape {:?}",
                 self.shape()
             )
         });
-        let (rows, cols) = (self.shape()[self.rank() - 2], self.shape()[self.rank() - 1]);
+        let (rows, cols) =
+            (self.shape()[self.rank() - 2], self.shape()[self.rank() - 1]);
         memory::ensure_can_allocate(op, self.shape());
         let mut pattern = Vec::with_capacity(rows * cols);
         for i in 0..rows as i64 {
@@ -199,7 +207,8 @@ impl Tensor {
                 pattern.push(if keep(i, j, diagonal) { 1.0 } else { 0.0 });
             }
         }
-        let pattern = Tensor::from_parts(op, pattern, vec![rows, cols]).to(&self.device());
+        let pattern =
+            Tensor::from_parts(op, pattern, vec![rows, cols]).to(&self.device());
         pattern.where_cond(self, &Tensor::scalar(0.0))
     }
 
@@ -229,7 +238,8 @@ impl Tensor {
             ),
         };
         memory::ensure_can_allocate("repeat_interleave", &shape);
-        let index: Vec<f32> = (0..shape[d]).map(|i| (i / repeats.max(1)) as f32).collect();
+        let index: Vec<f32> =
+            (0..shape[d]).map(|i| (i / repeats.max(1)) as f32).collect();
         self.index_select(d, &Tensor::from_vec(index, [shape[d]]))
     }
 }

@@ -52,7 +52,11 @@ impl Tensor {
         let _device = check::device("concat", &inputs);
         #[cfg(feature = "wgpu")]
         if let crate::Device::Gpu(gpu) = &_device {
-            let out = crate::gpu::GpuBuffer::uninit(gpu, "concat", crate::shape::numel(&shape));
+            let out = crate::gpu::GpuBuffer::uninit(
+                gpu,
+                "concat",
+                crate::shape::numel(&shape),
+            );
             let strides = crate::gpu::kernels::row_major_strides(&shape);
             let mut start = 0;
             for t in &inputs {
@@ -70,7 +74,12 @@ impl Tensor {
                 start += t.shape()[d];
             }
             let inputs = inputs.into_iter().cloned().collect();
-            return Tensor::from_gpu("concat", out, shape, Some(Op::Concat(inputs, d)));
+            return Tensor::from_gpu(
+                "concat",
+                out,
+                shape,
+                Some(Op::Concat(inputs, d)),
+            );
         }
         memory::ensure_can_allocate("concat", &shape);
         let (outer, _, inner) = split_at_dim(&first, d);
@@ -101,7 +110,8 @@ impl Tensor {
             });
         }
         let d = dim.resolve_insert("stack", first.len());
-        let lifted: Vec<Tensor> = tensors.iter().map(|t| t.borrow().unsqueeze(d)).collect();
+        let lifted: Vec<Tensor> =
+            tensors.iter().map(|t| t.borrow().unsqueeze(d)).collect();
         Tensor::concat(&lifted, d)
     }
 

@@ -48,7 +48,12 @@ impl Tensor {
         );
         let classes = self.shape()[rank - 1];
         memory::ensure_can_allocate("cross_entropy", self.shape());
-        let picked = check::indices("cross_entropy", &targets.to_vec(), classes, "class count");
+        let picked = check::indices(
+            "cross_entropy",
+            &targets.to_vec(),
+            classes,
+            "class count",
+        );
         // The loss picks −log_softmax at each target. Picking with `where_cond` rather than
         // multiplying by a one-hot keeps a -inf logit elsewhere in the row from turning
         // into -inf · 0 = NaN.
@@ -57,7 +62,8 @@ impl Tensor {
             onehot[row * classes + c] = 1.0;
         }
         let onehot =
-            Tensor::from_parts("cross_entropy", onehot, self.shape().to_vec()).to(&self.device());
+            Tensor::from_parts("cross_entropy", onehot, self.shape().to_vec())
+                .to(&self.device());
         let picked = onehot.where_cond(&self.log_softmax(-1), &Tensor::scalar(0.0));
         let per_example = -picked.sum_dim(-1);
         per_example.reduce_loss(reduction)

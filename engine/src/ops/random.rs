@@ -93,7 +93,8 @@ impl Tensor {
         });
         // The mask is drawn on the host from the engine's generator, so a seed gives the
         // same mask on every device.
-        self * Tensor::from_parts("dropout", mask, self.shape().to_vec()).to(&self.device())
+        self * Tensor::from_parts("dropout", mask, self.shape().to_vec())
+            .to(&self.device())
     }
 }
 
@@ -111,7 +112,11 @@ fn check_normal(mean: f32, std: f32) {
     check::ensure(
         std >= 0.0 && std.is_finite() && mean.is_finite(),
         "normal",
-        || format!("needs a finite mean and a finite std ≥ 0, found mean = {mean}, std = {std}"),
+        || {
+            format!(
+                "needs a finite mean and a finite std ≥ 0, found mean = {mean}, std = {std}"
+            )
+        },
     );
 }
 

@@ -31,7 +31,8 @@ impl Tensor {
             return self.to_vec(); // nothing to sum over
         };
         // The first reduction reads the tensor in place; the next ones read its result.
-        let mut data = reduce::sum_dim(self.buffer().as_slice(), split_at_dim(&shape, last));
+        let mut data =
+            reduce::sum_dim(self.buffer().as_slice(), split_at_dim(&shape, last));
         shape[last] = 1;
         for &d in rest.iter().rev() {
             data = reduce::sum_dim(&data, split_at_dim(&shape, d));
@@ -128,7 +129,9 @@ impl Tensor {
             }
             let data = match data {
                 Some(data) => data,
-                None => crate::gpu::kernels::strided_copy("sum", &x, 0, &[x.len()], &[1]),
+                None => {
+                    crate::gpu::kernels::strided_copy("sum", &x, 0, &[x.len()], &[1])
+                }
             };
             let op = Op::Sum {
                 x: self.clone(),
@@ -228,14 +231,25 @@ impl Tensor {
         #[cfg(feature = "wgpu")]
         if let Some(x) = self.on_gpu() {
             let data = crate::gpu::kernels::reduce(op, &x, all, gpu_reduction(which));
-            return Tensor::from_gpu(op, data, vec![], Some(self.extreme_op(which, None, false)));
+            return Tensor::from_gpu(
+                op,
+                data,
+                vec![],
+                Some(self.extreme_op(which, None, false)),
+            );
         }
         let data = reduce::extreme_dim(self.buffer().as_slice(), all, which);
         Tensor::from_op(data, vec![], self.extreme_op(which, None, false))
     }
 
     #[track_caller]
-    fn extreme_dim(&self, op: &str, dim: impl Dim, which: Extreme, keepdim: bool) -> Tensor {
+    fn extreme_dim(
+        &self,
+        op: &str,
+        dim: impl Dim,
+        which: Extreme,
+        keepdim: bool,
+    ) -> Tensor {
         let d = dim.resolve(op, self.rank());
         check::ensure(self.shape()[d] > 0, op, || {
             format!("dimension {d} of shape {:?} is empty", self.shape())
@@ -244,7 +258,8 @@ impl Tensor {
         let shape = reduced_shape(self.shape(), &[d], keepdim);
         #[cfg(feature = "wgpu")]
         if let Some(x) = self.on_gpu() {
-            let data = crate::gpu::kernels::reduce(op, &x, parts, gpu_reduction(which));
+            let data =
+                crate::gpu::kernels::reduce(op, &x, parts, gpu_reduction(which));
             let recorded = self.extreme_op(which, Some(d), keepdim);
             return Tensor::from_gpu(op, data, shape, Some(recorded));
         }

@@ -24,7 +24,11 @@ impl Tensor {
         check::ensure(
             holes <= 1 && spec.iter().all(|&s| s >= -1),
             "reshape",
-            || format!("invalid target {spec:?}: sizes must be ≥ 0, with at most one -1"),
+            || {
+                format!(
+                    "invalid target {spec:?}: sizes must be ≥ 0, with at most one -1"
+                )
+            },
         );
         let n = self.numel();
         // Every entry is now -1 or a size that came from a usize, so it fits in one.
@@ -153,7 +157,8 @@ impl Tensor {
             // Output dimension d walks input dimension perm[d].
             let from = crate::gpu::kernels::row_major_strides(self.shape());
             let strides: Vec<usize> = perm.iter().map(|&p| from[p]).collect();
-            let data = crate::gpu::kernels::strided_copy("permute", &x, 0, &shape, &strides);
+            let data =
+                crate::gpu::kernels::strided_copy("permute", &x, 0, &shape, &strides);
             return Tensor::from_gpu(
                 "permute",
                 data,
@@ -200,15 +205,22 @@ impl Tensor {
         );
         #[cfg(feature = "wgpu")]
         if let Some(x) = self.on_gpu() {
-            let strides: Vec<usize> = crate::gpu::kernels::broadcast_strides(self.shape(), shape)
-                .into_iter()
-                .map(|s| s as usize)
-                .collect();
+            let strides: Vec<usize> =
+                crate::gpu::kernels::broadcast_strides(self.shape(), shape)
+                    .into_iter()
+                    .map(|s| s as usize)
+                    .collect();
             let data = crate::gpu::kernels::strided_copy(op, &x, 0, shape, &strides);
-            return Tensor::from_gpu(op, data, shape.to_vec(), Some(Op::Expand(self.clone())));
+            return Tensor::from_gpu(
+                op,
+                data,
+                shape.to_vec(),
+                Some(Op::Expand(self.clone())),
+            );
         }
         memory::ensure_can_allocate(op, shape);
-        let data = elementwise::broadcast_to(self.buffer().as_slice(), self.shape(), shape);
+        let data =
+            elementwise::broadcast_to(self.buffer().as_slice(), self.shape(), shape);
         Tensor::from_op(data, shape.to_vec(), Op::Expand(self.clone()))
     }
 

@@ -63,7 +63,12 @@ impl Tensor {
 
     /// The checked dimension `dim` and its positions of the extreme along it.
     #[track_caller]
-    fn extreme_positions(&self, op: &str, dim: impl Dim, which: Extreme) -> (usize, Vec<usize>) {
+    fn extreme_positions(
+        &self,
+        op: &str,
+        dim: impl Dim,
+        which: Extreme,
+    ) -> (usize, Vec<usize>) {
         let d = dim.resolve(op, self.rank());
         check::ensure(self.shape()[d] > 0, op, || {
             format!(
@@ -84,7 +89,13 @@ impl Tensor {
     }
 
     #[track_caller]
-    fn arg_extreme(&self, op: &str, dim: impl Dim, which: Extreme, keepdim: bool) -> Tensor {
+    fn arg_extreme(
+        &self,
+        op: &str,
+        dim: impl Dim,
+        which: Extreme,
+        keepdim: bool,
+    ) -> Tensor {
         #[cfg(feature = "wgpu")]
         if let Some(x) = self.on_gpu() {
             let d = dim.resolve(op, self.rank());
@@ -94,7 +105,12 @@ impl Tensor {
             let parts = split_at_dim(self.shape(), d);
             let max = matches!(which, Extreme::Max);
             let data = crate::gpu::kernels::arg_extreme(op, &x, parts, max);
-            return Tensor::from_gpu(op, data, reduced(self.shape(), d, keepdim), None);
+            return Tensor::from_gpu(
+                op,
+                data,
+                reduced(self.shape(), d, keepdim),
+                None,
+            );
         }
         let (d, positions) = self.extreme_positions(op, dim, which);
         index_tensor(op, &positions, reduced(self.shape(), d, keepdim))
@@ -121,7 +137,12 @@ impl Tensor {
     /// size 1 in both results (`torch.max(x, dim, keepdim=True)`).
     #[track_caller]
     pub fn max_dim_keepdim_with_indices(&self, dim: impl Dim) -> (Tensor, Tensor) {
-        self.extreme_with_indices("max_dim_keepdim_with_indices", dim, Extreme::Max, true)
+        self.extreme_with_indices(
+            "max_dim_keepdim_with_indices",
+            dim,
+            Extreme::Max,
+            true,
+        )
     }
 
     /// The smallest values along `dim` and their indices, as `torch.min(x, dim)` returns
@@ -135,7 +156,12 @@ impl Tensor {
     /// size 1 in both results.
     #[track_caller]
     pub fn min_dim_keepdim_with_indices(&self, dim: impl Dim) -> (Tensor, Tensor) {
-        self.extreme_with_indices("min_dim_keepdim_with_indices", dim, Extreme::Min, true)
+        self.extreme_with_indices(
+            "min_dim_keepdim_with_indices",
+            dim,
+            Extreme::Min,
+            true,
+        )
     }
 
     #[track_caller]
@@ -183,7 +209,13 @@ impl Tensor {
     }
 
     #[track_caller]
-    fn select_k(&self, op: &str, k: usize, dim: impl Dim, which: Extreme) -> (Tensor, Tensor) {
+    fn select_k(
+        &self,
+        op: &str,
+        k: usize,
+        dim: impl Dim,
+        which: Extreme,
+    ) -> (Tensor, Tensor) {
         let d = dim.resolve(op, self.rank());
         let n = self.shape()[d];
         check::ensure(k <= n, op, || {
@@ -226,7 +258,8 @@ impl Tensor {
                 self.rank()
             )
         });
-        for (i, (&have, &want)) in self.shape().iter().zip(index.shape()).enumerate() {
+        for (i, (&have, &want)) in self.shape().iter().zip(index.shape()).enumerate()
+        {
             check::ensure(i == d || want <= have, "gather", || {
                 format!(
                     "the index has shape {:?} and the tensor {:?}: dimension {i} of the index ({want}) is larger than the tensor's ({have}); only dimension {d}, the one gathered along, may differ freely",
@@ -235,8 +268,12 @@ impl Tensor {
                 )
             });
         }
-        let positions =
-            check::indices("gather", &index.to_vec(), self.shape()[d], "dimension size");
+        let positions = check::indices(
+            "gather",
+            &index.to_vec(),
+            self.shape()[d],
+            "dimension size",
+        );
         self.gather_resolved("gather", d, index.shape(), &positions)
     }
 
@@ -251,7 +288,8 @@ impl Tensor {
         positions: &[usize],
     ) -> Tensor {
         memory::ensure_can_allocate(op, index_shape);
-        let offsets = select::gather_offsets(self.shape(), index_shape, dim, positions);
+        let offsets =
+            select::gather_offsets(self.shape(), index_shape, dim, positions);
         #[cfg(feature = "wgpu")]
         if let Some(x) = self.on_gpu() {
             let data = crate::gpu::kernels::gather(op, &x, &offsets);

@@ -20,9 +20,18 @@ impl Tensor {
         let d = dim.resolve("softmax", self.rank());
         #[cfg(feature = "wgpu")]
         if let Some(x) = self.on_gpu() {
-            let data = crate::gpu::kernels::softmax(&x, split_at_dim(self.shape(), d), false);
+            let data = crate::gpu::kernels::softmax(
+                &x,
+                split_at_dim(self.shape(), d),
+                false,
+            );
             let op = Op::Softmax(self.clone(), d);
-            return Tensor::from_gpu("softmax", data, self.shape().to_vec(), Some(op));
+            return Tensor::from_gpu(
+                "softmax",
+                data,
+                self.shape().to_vec(),
+                Some(op),
+            );
         }
         let data = reduce::softmax_dim(
             self.buffer().as_slice(),
@@ -38,9 +47,15 @@ impl Tensor {
         let d = dim.resolve("log_softmax", self.rank());
         #[cfg(feature = "wgpu")]
         if let Some(x) = self.on_gpu() {
-            let data = crate::gpu::kernels::softmax(&x, split_at_dim(self.shape(), d), true);
+            let data =
+                crate::gpu::kernels::softmax(&x, split_at_dim(self.shape(), d), true);
             let op = Op::LogSoftmax(self.clone(), d);
-            return Tensor::from_gpu("log_softmax", data, self.shape().to_vec(), Some(op));
+            return Tensor::from_gpu(
+                "log_softmax",
+                data,
+                self.shape().to_vec(),
+                Some(op),
+            );
         }
         let data = reduce::softmax_dim(
             self.buffer().as_slice(),
@@ -55,10 +70,16 @@ impl Tensor {
     /// Over the last dimension one fused kernel computes it row by row (the same bits as
     /// the composed formula, used for other dimensions). Records nothing.
     pub(crate) fn softmax_backward(&self, g: &Tensor, dim: usize) -> Tensor {
-        if dim + 1 == self.rank() && g.shape() == self.shape() && self.device().is_cpu() {
+        if dim + 1 == self.rank()
+            && g.shape() == self.shape()
+            && self.device().is_cpu()
+        {
             let n = self.shape()[dim];
-            let data =
-                reduce::softmax_backward_rows(self.buffer().as_slice(), g.buffer().as_slice(), n);
+            let data = reduce::softmax_backward_rows(
+                self.buffer().as_slice(),
+                g.buffer().as_slice(),
+                n,
+            );
             return Tensor::from_parts("softmax", data, self.shape().to_vec());
         }
         self * (g - (g * self).sum_dim_keepdim(dim))

@@ -277,12 +277,15 @@ mod tests {
         ];
         let all = values(PARALLEL_MIN + 5);
         for f in FUNCTIONS {
-            let definition: Vec<u32> = all.iter().map(|&x| f.apply(x).to_bits()).collect();
+            let definition: Vec<u32> =
+                all.iter().map(|&x| f.apply(x).to_bits()).collect();
             for &n in &lengths {
                 for path in KernelPath::supported() {
                     let got = kernels::with_path(path, || map_fn(&all[..n], f));
                     assert_eq!(got.len(), n);
-                    if let Some(i) = (0..n).find(|&i| got[i].to_bits() != definition[i]) {
+                    if let Some(i) =
+                        (0..n).find(|&i| got[i].to_bits() != definition[i])
+                    {
                         panic!(
                             "{f:?} on {path}, length {n}: at {} got {} where the definition gives {}",
                             all[i],

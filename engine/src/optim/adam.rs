@@ -176,7 +176,9 @@ impl AdamCore {
                 if c.weight_decay != 0.0 {
                     match decay {
                         Decay::L2 => g = &g + &value * c.weight_decay,
-                        Decay::Decoupled => value = &value * (1.0 - c.lr * c.weight_decay),
+                        Decay::Decoupled => {
+                            value = &value * (1.0 - c.lr * c.weight_decay)
+                        }
                     }
                 }
                 s.m = &s.m * b1 + &g * (1.0 - b1);

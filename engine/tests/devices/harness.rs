@@ -55,7 +55,11 @@ pub const F32: Tolerance = Tolerance {
 
 /// Runs `body` on the CPU and on the GPU (when there is one) and compares the results.
 #[track_caller]
-pub fn on_devices(name: &str, tolerance: Tolerance, body: impl Fn(&Device) -> Vec<Tensor>) {
+pub fn on_devices(
+    name: &str,
+    tolerance: Tolerance,
+    body: impl Fn(&Device) -> Vec<Tensor>,
+) {
     let expected = body(&Device::Cpu);
     for t in &expected {
         assert_eq!(t.device(), Device::Cpu, "{name}: a CPU result left the CPU");
@@ -72,7 +76,8 @@ pub fn on_devices(name: &str, tolerance: Tolerance, body: impl Fn(&Device) -> Ve
         assert_eq!(g.shape(), e.shape(), "{name}: result {i} has another shape");
         let (g, e) = (g.to_vec(), e.to_vec());
         for (j, (&a, &b)) in g.iter().zip(&e).enumerate() {
-            let same_special = (a.is_nan() && b.is_nan()) || (a.is_infinite() && a == b);
+            let same_special =
+                (a.is_nan() && b.is_nan()) || (a.is_infinite() && a == b);
             let close = (a - b).abs() <= tolerance.abs + tolerance.rel * b.abs();
             assert!(
                 same_special || close,

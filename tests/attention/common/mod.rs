@@ -134,7 +134,10 @@ pub fn mask_of(case: &Value, scores: &[usize]) -> Mask {
             let rank = scores.len();
             if keep.rank() == rank {
                 Mask::keep(&keep)
-            } else if rank == 3 && scores[1] == 1 && keep.shape() == [scores[0], scores[2]] {
+            } else if rank == 3
+                && scores[1] == 1
+                && keep.shape() == [scores[0], scores[2]]
+            {
                 Mask::key_padding(&keep)
             } else {
                 panic!(
@@ -226,11 +229,18 @@ impl Report {
 
     /// Like [`check`](Self::check) against an engine tensor holding the expected values.
     pub fn check_tensor(&mut self, what: &str, actual: &Tensor, expected: &Tensor) {
-        let data: Vec<f64> = expected.to_vec().iter().map(|&v| f64::from(v)).collect();
+        let data: Vec<f64> =
+            expected.to_vec().iter().map(|&v| f64::from(v)).collect();
         self.check_values(what, actual, expected.shape(), &data);
     }
 
-    fn check_values(&mut self, what: &str, actual: &Tensor, shape: &[usize], expected: &[f64]) {
+    fn check_values(
+        &mut self,
+        what: &str,
+        actual: &Tensor,
+        shape: &[usize],
+        expected: &[f64],
+    ) {
         self.checked += 1;
         if actual.shape() != shape {
             self.failures.push(format!(
@@ -266,7 +276,12 @@ impl Report {
 
     /// Compares the gradient of every tensor in `named` with `case.grads`, and checks that
     /// the case stores a gradient for exactly these tensors (every input and parameter).
-    pub fn check_grads(&mut self, case: &Value, grads_field: &str, named: &[(String, Tensor)]) {
+    pub fn check_grads(
+        &mut self,
+        case: &Value,
+        grads_field: &str,
+        named: &[(String, Tensor)],
+    ) {
         let label = name(case);
         let ours: BTreeSet<String> = named.iter().map(|(n, _)| n.clone()).collect();
         let theirs = keys(case, grads_field);

@@ -13,8 +13,8 @@
 //! AVX-512 and portable kernels, so the same bits.
 
 use std::arch::x86_64::{
-    __m256, _MM_HINT_T0, _mm_prefetch, _mm256_add_ps, _mm256_fmadd_ps, _mm256_loadu_ps,
-    _mm256_set1_ps, _mm256_setzero_ps, _mm256_storeu_ps,
+    __m256, _MM_HINT_T0, _mm_prefetch, _mm256_add_ps, _mm256_fmadd_ps,
+    _mm256_loadu_ps, _mm256_set1_ps, _mm256_setzero_ps, _mm256_storeu_ps,
 };
 
 use super::{MicroKernel, check_tile};
@@ -57,7 +57,8 @@ fn tile<const STEP_MAJOR: bool>(
     c: (&mut [f32], usize),
     accumulate: bool,
 ) {
-    let (row_step, p_step) = check_tile::<MR, NR>(kc, a, STEP_MAJOR, b, (c.0.len(), c.1));
+    let (row_step, p_step) =
+        check_tile::<MR, NR>(kc, a, STEP_MAJOR, b, (c.0.len(), c.1));
     let (a, (c, ldc)) = (a.0, c);
     let mut acc: [[__m256; 2]; MR] = [[_mm256_setzero_ps(); 2]; MR];
     let (a, b) = (a.as_ptr(), b.as_ptr());
@@ -67,7 +68,9 @@ fn tile<const STEP_MAJOR: bool>(
         // b.len(). Unaligned loads accept any address.
         unsafe {
             // A prefetch is only a hint: it never faults, even past the end of `b`.
-            _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add((p + PREFETCH_STEPS) * NR).cast());
+            _mm_prefetch::<_MM_HINT_T0>(
+                b.wrapping_add((p + PREFETCH_STEPS) * NR).cast(),
+            );
             let b_row = b.add(p * NR);
             let b0 = _mm256_loadu_ps(b_row);
             let b1 = _mm256_loadu_ps(b_row.add(LANES));

@@ -14,8 +14,8 @@
 //! that computes it.
 
 use std::arch::x86_64::{
-    __m512, _MM_HINT_T0, _mm_prefetch, _mm512_add_ps, _mm512_fmadd_ps, _mm512_loadu_ps,
-    _mm512_set1_ps, _mm512_setzero_ps, _mm512_storeu_ps,
+    __m512, _MM_HINT_T0, _mm_prefetch, _mm512_add_ps, _mm512_fmadd_ps,
+    _mm512_loadu_ps, _mm512_set1_ps, _mm512_setzero_ps, _mm512_storeu_ps,
 };
 
 use super::{MicroKernel, check_tile};
@@ -60,7 +60,8 @@ fn tile<const STEP_MAJOR: bool>(
     c: (&mut [f32], usize),
     accumulate: bool,
 ) {
-    let (row_step, p_step) = check_tile::<MR, NR>(kc, a, STEP_MAJOR, b, (c.0.len(), c.1));
+    let (row_step, p_step) =
+        check_tile::<MR, NR>(kc, a, STEP_MAJOR, b, (c.0.len(), c.1));
     let (a, (c, ldc)) = (a.0, c);
     let mut acc: [[__m512; 2]; MR] = [[_mm512_setzero_ps(); 2]; MR];
     let (a, b) = (a.as_ptr(), b.as_ptr());

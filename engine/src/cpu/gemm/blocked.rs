@@ -56,13 +56,19 @@ thread_local! {
 ///
 /// # Safety
 /// The CPU must have the instructions of `K`'s path.
-pub(super) unsafe fn sgemm<K: MicroKernel<MR, NR>, const MR: usize, const NR: usize>(
+pub(super) unsafe fn sgemm<
+    K: MicroKernel<MR, NR>,
+    const MR: usize,
+    const NR: usize,
+>(
     a: View,
     b: View,
     out: &mut [f32],
     threads: usize,
 ) {
-    const { assert!(MC.is_multiple_of(MR) && NC.is_multiple_of(NR) && MR * NR <= MAX_TILE) };
+    const {
+        assert!(MC.is_multiple_of(MR) && NC.is_multiple_of(NR) && MR * NR <= MAX_TILE)
+    };
     let (m, k, n) = (a.rows, a.cols, b.cols);
     if m == 0 || n == 0 {
         return;
@@ -96,8 +102,13 @@ pub(super) unsafe fn sgemm<K: MicroKernel<MR, NR>, const MR: usize, const NR: us
                 let (slots, next) = (&slots, &next);
                 let work = move |space: &mut Workspace| {
                     let mut packed = false;
-                    while let Some(slot) = slots.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        let run = slot.lock().expect("a run's lock is never poisoned").take();
+                    while let Some(slot) =
+                        slots.get(next.fetch_add(1, Ordering::Relaxed))
+                    {
+                        let run = slot
+                            .lock()
+                            .expect("a run's lock is never poisoned")
+                            .take();
                         let (i_lo, rows) = run.expect("each run is taken once");
                         if !packed {
                             pack_b::<NR>(b, stretch, &mut space.b);
@@ -183,7 +194,11 @@ fn pack_b<const NR: usize>(b: View, stretch: Block, packed: &mut Vec<f32>) {
 ///
 /// # Safety
 /// The CPU must have the instructions of `K`'s path.
-unsafe fn multiply_stretch<K: MicroKernel<MR, NR>, const MR: usize, const NR: usize>(
+unsafe fn multiply_stretch<
+    K: MicroKernel<MR, NR>,
+    const MR: usize,
+    const NR: usize,
+>(
     a: View,
     packed_b: &[f32],
     stretch: Block,
@@ -194,7 +209,9 @@ unsafe fn multiply_stretch<K: MicroKernel<MR, NR>, const MR: usize, const NR: us
     for (block, offset) in stretch.kc_blocks(NR) {
         let packed = &packed_b[offset..offset + block.depth.1 * panels];
         // SAFETY: this function's contract.
-        unsafe { multiply_rows::<K, MR, NR>(a, packed, block, (i_lo, &mut *out), a_space) };
+        unsafe {
+            multiply_rows::<K, MR, NR>(a, packed, block, (i_lo, &mut *out), a_space)
+        };
     }
 }
 

@@ -117,7 +117,10 @@ pub(crate) fn sgemm(a: View, b: View, out: &mut [f32]) {
 fn sgemm_on(path: KernelPath, a: View, b: View, out: &mut [f32], threads: usize) {
     let (m, k, n) = (a.rows, a.cols, b.cols);
     assert!(
-        b.rows == k && a.data.len() == m * k && b.data.len() == k * n && out.len() == m * n,
+        b.rows == k
+            && a.data.len() == m * k
+            && b.data.len() == k * n
+            && out.len() == m * n,
         "gemm: slices of {}, {} and {} values for [{m}, {k}] × [{}, {n}]",
         a.data.len(),
         b.data.len(),
@@ -135,12 +138,18 @@ fn sgemm_on(path: KernelPath, a: View, b: View, out: &mut [f32], threads: usize)
     unsafe {
         match path {
             #[cfg(target_arch = "x86_64")]
-            KernelPath::Avx512 => blocked::sgemm::<avx512::Avx512, 12, 32>(a, b, out, threads),
+            KernelPath::Avx512 => {
+                blocked::sgemm::<avx512::Avx512, 12, 32>(a, b, out, threads)
+            }
             #[cfg(target_arch = "x86_64")]
-            KernelPath::Avx2 => blocked::sgemm::<avx2::Avx2, 6, 16>(a, b, out, threads),
+            KernelPath::Avx2 => {
+                blocked::sgemm::<avx2::Avx2, 6, 16>(a, b, out, threads)
+            }
             #[cfg(not(target_arch = "x86_64"))]
             KernelPath::Avx512 | KernelPath::Avx2 => unreachable!("x86-64 paths"),
-            KernelPath::Portable => blocked::sgemm::<portable::Portable, 4, 16>(a, b, out, threads),
+            KernelPath::Portable => {
+                blocked::sgemm::<portable::Portable, 4, 16>(a, b, out, threads)
+            }
         }
     }
 }
@@ -208,7 +217,8 @@ mod tests {
             for i in 0..m {
                 for p in 0..k {
                     for j in 0..n {
-                        out[i * n + j] += f64::from(a[i * k + p]) * f64::from(b[p * n + j]);
+                        out[i * n + j] +=
+                            f64::from(a[i * k + p]) * f64::from(b[p * n + j]);
                     }
                 }
             }
@@ -225,9 +235,12 @@ mod tests {
                 for j in 0..n {
                     let blocks = (0..k).step_by(blocked::KC).map(|p0| {
                         let steps = p0..k.min(p0 + blocked::KC);
-                        steps.fold(0.0f32, |acc, p| a[i * k + p].mul_add(b[p * n + j], acc))
+                        steps.fold(0.0f32, |acc, p| {
+                            a[i * k + p].mul_add(b[p * n + j], acc)
+                        })
                     });
-                    out[i * n + j] = blocks.reduce(|c, block| c + block).unwrap_or(0.0);
+                    out[i * n + j] =
+                        blocks.reduce(|c, block| c + block).unwrap_or(0.0);
                 }
             }
             out
@@ -236,7 +249,10 @@ mod tests {
 
     /// Runs `product` on every layout of both operands (`out` prefilled with NaN, so a
     /// skipped element shows) and checks each against the definition in f64.
-    fn check_every_layout(dims: (usize, usize, usize), product: impl Fn(View, View, &mut [f32])) {
+    fn check_every_layout(
+        dims: (usize, usize, usize),
+        product: impl Fn(View, View, &mut [f32]),
+    ) {
         let operands = Operands::seeded(dims, 1);
         let want = operands.definition();
         // Each step rounds once; k steps of values below 1 stay within k·2⁻²⁴.
@@ -315,7 +331,10 @@ mod tests {
                             .iter()
                             .zip(&want)
                             .position(|(x, y)| x.to_bits() != y.to_bits());
-                        assert_eq!(first_difference, None, "{label}, {path}, {threads} threads");
+                        assert_eq!(
+                            first_difference, None,
+                            "{label}, {path}, {threads} threads"
+                        );
                     }
                 }
             }

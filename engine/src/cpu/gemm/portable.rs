@@ -38,7 +38,8 @@ fn tile<const STEP_MAJOR: bool>(
     c: (&mut [f32], usize),
     accumulate: bool,
 ) {
-    let (row_step, p_step) = check_tile::<MR, NR>(kc, a, STEP_MAJOR, b, (c.0.len(), c.1));
+    let (row_step, p_step) =
+        check_tile::<MR, NR>(kc, a, STEP_MAJOR, b, (c.0.len(), c.1));
     let (a, (c, ldc)) = (a.0, c);
     let mut acc = [[0.0f32; NR]; MR];
     for (p, b_row) in b.chunks_exact(NR).take(kc).enumerate() {

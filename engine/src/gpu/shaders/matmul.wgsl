@@ -1,16 +1,17 @@
 // A batched matrix product out[b] = A[b] · B[b], tiled through workgroup memory.
 //
-// A workgroup of 16 × 16 threads computes one BM × BN tile of the output, BM = 16·TM and
-// BN = 16·TN; each thread computes TM × TN of its values, kept in registers. For each step
-// of BK along the shared dimension, the workgroup copies a BM × BK block of A and a
-// BK × BN block of B into workgroup memory (each thread copies four values of each), waits
-// at a barrier, and then every thread reads its TM values of A and TN values of B from that
-// fast memory BK times: each value copied from main memory is used by 16 threads.
+// A workgroup of 16 × 16 threads computes one BM × BN tile of the output, BM = 16·TM
+// and BN = 16·TN; each thread computes TM × TN of its values, kept in registers. For
+// each step of BK along the shared dimension, the workgroup copies a BM × BK block of
+// A and a BK × BN block of B into workgroup memory (each thread copies four values of
+// each), waits at a barrier, and then every thread reads its TM values of A and TN
+// values of B from that fast memory BK times: each value copied from main memory is
+// used by 16 threads.
 //
-// A is read as [M, K] (or stored [K, M] when a_t = 1), B as [K, N] (or stored [N, K] when
-// b_t = 1): the transposed forms the derivatives of matmul use, without a copy.
-// A batch stride of 0 reuses one matrix for every batch (a [K, N] weight).
-// params: [M, N, K, a_batch_stride, b_batch_stride, a_t, b_t]
+// A is read as [M, K] (or stored [K, M] when a_t = 1), B as [K, N] (or stored [N, K]
+// when b_t = 1): the transposed forms the derivatives of matmul use, without a copy.
+// A batch stride of 0 reuses one matrix for every batch (a [K, N] weight). params:
+// [M, N, K, a_batch_stride, b_batch_stride, a_t, b_t]
 
 // ANCHOR: bindings
 @group(0) @binding(0) var<storage, read> params: array<u32>;

@@ -1,5 +1,6 @@
 // out[i] = f(x[i]). `f` is spliced in by `kernels.rs`, one pipeline per function.
-// params: [n, a, b] (a and b: the function's constants as f32 bits, e.g. clamp's bounds).
+// params: [n, a, b] (a and b: the function's constants as f32 bits, e.g. clamp's
+// bounds).
 
 @group(0) @binding(0) var<storage, read> params: array<u32>;
 @group(0) @binding(1) var<storage, read> x: array<f32>;
