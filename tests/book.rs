@@ -1,7 +1,8 @@
 //! The book's sources agree with the code: every `{{#include}}` names a file and an anchor
 //! that exist and hold code, no included listing is handed to rustdoc, every chapter page
 //! is compiled as doctests by its crate, every page is in the table of contents, and
-//! every figure a page shows is committed.
+//! every figure a page shows is committed; and every line of a listing or a printed output
+//! fits the page's column.
 //!
 //! mdBook itself stays silent on a missing anchor (it renders an empty block and exits 0),
 //! so these checks are what makes a stale listing fail.
@@ -23,7 +24,9 @@ fn pages() -> Vec<(String, String)> {
     let mut found = Vec::new();
     let mut dirs = vec![book_src()];
     while let Some(dir) = dirs.pop() {
-        for entry in fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        for entry in
+            fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        {
             let path = entry.expect("directory entry").path();
             if path.is_dir() {
                 dirs.push(path);
@@ -54,9 +57,9 @@ fn includes(text: &str) -> Vec<(usize, String, Option<String>)> {
         let mut rest = line;
         while let Some(start) = rest.find("{{#") {
             let after = &rest[start + 3..];
-            let end = after
-                .find("}}")
-                .unwrap_or_else(|| panic!("line {}: unclosed {{{{# directive", n + 1));
+            let end = after.find("}}").unwrap_or_else(|| {
+                panic!("line {}: unclosed {{{{# directive", n + 1)
+            });
             let directive = after[..end].trim();
             if let Some(arg) = directive
                 .strip_prefix("include ")
@@ -65,7 +68,9 @@ fn includes(text: &str) -> Vec<(usize, String, Option<String>)> {
                 let arg = arg.trim();
                 // `path:anchor`, `path:10:20` (line ranges) or a whole `path`.
                 let (path, anchor) = match arg.split_once(':') {
-                    Some((p, a)) if !a.chars().next().is_some_and(|c| c.is_ascii_digit()) => {
+                    Some((p, a))
+                        if !a.chars().next().is_some_and(|c| c.is_ascii_digit()) =>
+                    {
                         (p.to_string(), Some(a.to_string()))
                     }
                     Some((p, _)) => (p.to_string(), None),
@@ -233,7 +238,8 @@ fn every_chapter_page_is_compiled_as_doctests_by_its_crate() {
             continue;
         };
         let include = format!("include_str!(\"../../../book/src/{page}\")");
-        let compiled = source.contains("#[cfg(doctest)]") && source.contains(&include);
+        let compiled =
+            source.contains("#[cfg(doctest)]") && source.contains(&include);
         if !compiled {
             problems.push(format!(
                 "{page}: chapters/chapter{number:02}/src/lib.rs must hold `#[cfg(doctest)] #[doc = {include}] struct Book;`"
@@ -245,7 +251,8 @@ fn every_chapter_page_is_compiled_as_doctests_by_its_crate() {
 
 /// The pages the table of contents links to.
 fn summary_links() -> BTreeSet<String> {
-    let summary = fs::read_to_string(book_src().join("SUMMARY.md")).expect("book/src/SUMMARY.md");
+    let summary = fs::read_to_string(book_src().join("SUMMARY.md"))
+        .expect("book/src/SUMMARY.md");
     let mut links = BTreeSet::new();
     for line in summary.lines() {
         let mut rest = line;
@@ -307,7 +314,9 @@ fn every_figure_a_page_shows_is_committed_and_every_committed_figure_is_shown() 
                 .to_string_lossy()
                 .to_string();
             if !shown.contains(&name) {
-                problems.push(format!("figures/{name} is committed but no page shows it"));
+                problems.push(format!(
+                    "figures/{name} is committed but no page shows it"
+                ));
             }
         }
     }
@@ -321,7 +330,8 @@ fn the_include_checker_finds_a_missing_anchor_and_an_empty_one() {
     assert_eq!(anchored(source, "full").as_deref(), Some("let x = 1;"));
     assert_eq!(anchored(source, "empty").as_deref(), Some(""));
     assert_eq!(anchored(source, "missing"), None);
-    let page = "text\n```rust,ignore\n{{#include ../../chapters/x/src/lib.rs:full}}\n```\n";
+    let page =
+        "text\n```rust,ignore\n{{#include ../../chapters/x/src/lib.rs:full}}\n```\n";
     assert_eq!(
         includes(page),
         vec![(
@@ -333,4 +343,93 @@ fn the_include_checker_finds_a_missing_anchor_and_an_empty_one() {
     let fence = fences(page);
     assert_eq!(fence[0].1, "rust,ignore");
     assert!(Path::new(&root()).join("Cargo.toml").is_file());
+}
+
+/// The widest line, in characters, that a page's code block shows whole. mdBook's column
+/// is 750 px wide (`--content-max-width`); a code block pads its text by 1rem (10 px) on
+/// each side and sets it in Source Code Pro at 14 px (0.875 of the 16 px body text),
+/// whose characters are 0.6 em, 8.4 px, wide: 730 px ÷ 8.4 px = 86.9. A longer line is cut
+/// off at the column's edge and needs horizontal scrolling, whatever the window's width.
+const MAX_COLUMNS: usize = 86;
+
+/// The lines a fence shows once mdBook has expanded its includes: the included anchor
+/// or whole file in place of each directive.
+fn shown_lines(page_dir: &Path, body: &str) -> Vec<String> {
+    let mut shown = Vec::new();
+    for line in body.lines() {
+        let found = includes(line);
+        let Some((_, path, anchor)) = found.first() else {
+            shown.push(line.to_string());
+            continue;
+        };
+        let source = fs::read_to_string(page_dir.join(path)).unwrap_or_default();
+        let included = match anchor {
+            Some(anchor) => anchored(&source, anchor).unwrap_or_default(),
+            // A whole file (the book uses no line ranges; one would be checked whole).
+            None => source,
+        };
+        shown.extend(included.lines().map(str::to_string));
+    }
+    shown
+}
+
+/// `page:line: width: text` for every line a fence of `text` shows that is wider than
+/// [`MAX_COLUMNS`] characters.
+fn too_wide(page: &str, page_dir: &Path, text: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (line, _, body) in fences(text) {
+        for shown in shown_lines(page_dir, &body) {
+            let width = shown.chars().count();
+            if width > MAX_COLUMNS {
+                problems.push(format!("{page}:{line}: {width} characters: {shown}"));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_listing_and_printed_output_fits_the_column() {
+    let mut problems = Vec::new();
+    for (page, text) in pages() {
+        let dir = book_src().join(&page);
+        let dir = dir.parent().expect("a page has a directory");
+        problems.extend(too_wide(&page, dir, &text));
+    }
+    assert!(
+        problems.is_empty(),
+        "{} lines in the book's code blocks are wider than {MAX_COLUMNS} characters, the \
+         widest the page's column shows without scrolling (the number is explained at \
+         MAX_COLUMNS in tests/book.rs). Wrap them: `cargo fmt` wraps code (rustfmt.toml \
+         sets the width); comments, messages and printed lines are wrapped by hand.\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_width_check_finds_a_wide_printed_line_and_a_wide_included_one() {
+    let dir =
+        std::env::temp_dir().join(format!("width-check-{}", std::process::id()));
+    fs::create_dir_all(&dir).expect("a temporary directory");
+    let wide = "x".repeat(MAX_COLUMNS + 1);
+    let fits = "y".repeat(MAX_COLUMNS);
+    let source =
+        format!("// ANCHOR: wide\nlet s = \"{wide}\";\n// ANCHOR_END: wide\n");
+    fs::write(dir.join("lib.rs"), source).expect("writable");
+    let page = format!(
+        "A paragraph may be as wide as it likes: {wide}\n\n```text\n{fits}\n{wide}\n```\n\n\
+         ```rs\n{{{{#include lib.rs:wide}}}}\n```\n"
+    );
+    let problems = too_wide("planted.md", &dir, &page);
+    fs::remove_dir_all(&dir).ok();
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(
+        problems[0]
+            .starts_with(&format!("planted.md:3: {} characters", MAX_COLUMNS + 1))
+    );
+    assert!(
+        problems[1]
+            .starts_with(&format!("planted.md:8: {} characters", MAX_COLUMNS + 12))
+    );
 }
