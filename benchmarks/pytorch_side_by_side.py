@@ -35,7 +35,7 @@ tensor bytes.
 
 For each case, each round runs the engine's `time_case` binary (a fresh process: set-up, one
 warm-up run, then `--runs` timed runs) and PyTorch's timing of the same case (a warm-up, then
-the same number of runs), in alternating order. The table gives two ratios for each case:
+the same number of runs), in alternating order. The tables give two ratios for each case:
 the ratio of the medians of all runs, and the ratio of the fastest runs. On a machine shared
 with other work, interference only ever adds time, and it comes and goes between rounds, so
 medians of the two sides can be disturbed differently; the fastest run of each side is the
@@ -46,8 +46,8 @@ much, the machine was busy: run again with more rounds.
 x86-64 CPU: the engine runs with `ENGINE_KERNEL=avx2`, and PyTorch with its own switches
 to the same instructions, set before it loads: `ATEN_CPU_CAPABILITY=avx2` (its element-wise
 kernels), `MKL_ENABLE_INSTRUCTIONS=AVX2` (MKL's matrix products) and
-`DNNL_MAX_CPU_ISA=AVX2` (oneDNN's). Every table names the engine's kernel path and these
-settings.
+`DNNL_MAX_CPU_ISA=AVX2` (oneDNN's). The output names the engine's kernel path and these
+settings above its tables.
 """
 
 import argparse
@@ -58,6 +58,7 @@ import pathlib
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -204,8 +205,9 @@ def main():
                  if theirs else "PyTorch cannot run it")
         print(f"  {name}: {ratio}", file=sys.stderr)
 
-    print(f"engine kernel path: {kernel}; PyTorch {torch.__version__}, CPU capability "
-          f"{torch.backends.cpu.get_cpu_capability()}, {torch_isa or 'its default instructions'}")
+    print(f"engine kernel path: {kernel}")
+    print(f"PyTorch {torch.__version__}, CPU capability "
+          f"{torch.backends.cpu.get_cpu_capability()}, {instructions(torch_isa)}")
     print_table(results, skipped)
     if args.json:
         settings = {
@@ -438,31 +440,55 @@ def no_grad(torch, f):
 # ---------------------------------------------------------------------------------------
 
 
+def instructions(torch_isa):
+    """The switches that held PyTorch's instructions (`--kernel avx2`), in words."""
+    if not torch_isa:
+        return "its default instructions"
+    if torch_isa == TORCH_AVX2_ENV:
+        # ATEN_CPU_CAPABILITY shows as PyTorch's CPU capability, printed beside this.
+        return "MKL and oneDNN held to AVX2"
+    return ", ".join(f"{variable}={value}" for variable, value in torch_isa.items())
+
+
 def print_table(results, skipped):
+    """Three markdown tables, each narrow enough for a terminal or a page's code block: the
+    medians of all runs, the fastest runs, and the peak memory."""
     def ms(s):
         return f"{s * 1e3:.3f}"
 
-    print("| case | engine median (ms) | PyTorch median (ms) | ratio of medians "
-          "| engine fastest (ms) | PyTorch fastest (ms) | ratio of fastest | engine peak "
-          "| PyTorch peak |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in results:
-        if r["pytorch_median_s"] is None:
-            theirs, ratio = "cannot run (over the memory limit)", ""
-            theirs_best, best_ratio = "", ""
-        else:
-            theirs, ratio = ms(r["pytorch_median_s"]), f"{r['ratio']:.2f}"
-            theirs_best, best_ratio = ms(r["pytorch_best_s"]), f"{r['best_ratio']:.2f}"
-        torch_peak = "" if r["pytorch_peak_bytes"] is None else human(r["pytorch_peak_bytes"])
-        print(f"| {r['case']} | {ms(r['ours_median_s'])} | {theirs} | {ratio} "
-              f"| {ms(r['ours_best_s'])} | {theirs_best} | {best_ratio} "
-              f"| {human(r['ours_peak_bytes'])} | {torch_peak} |")
-    for name in skipped:
-        print(f"| {name} | skipped | | | | | | over the memory limit | |")
-    print(f"ratios are engine / PyTorch time, of the medians and of the fastest runs of all rounds; "
-          f"{ENGINE_THREAD_ENV['MATMUL_NUM_THREADS']} thread(s) each; engine peak: bytes of live tensors "
-          "beyond inputs and parameters, as the engine counts them; PyTorch peak (--memory): "
-          "rise of the process's resident memory during one run")
+    def table(header, rows):
+        print(f"| case | {' | '.join(header)} |")
+        print("|---|" + "---:|" * len(header))
+        for case, cells in rows:
+            print(f"| {case} | {' | '.join(cells)} |")
+        for name in skipped:
+            print(f"| {name} | skipped (over the memory limit) |" + " |" * (len(header) - 1))
+
+    def timed(side, ratio):
+        for r in results:
+            if r["pytorch_median_s"] is None:
+                yield r["case"], [ms(r[f"ours_{side}_s"]), "cannot run (over the memory limit)", ""]
+            else:
+                yield r["case"], [ms(r[f"ours_{side}_s"]), ms(r[f"pytorch_{side}_s"]),
+                                  f"{r[ratio]:.2f}"]
+
+    table(["engine median (ms)", "PyTorch median (ms)", "ratio of medians"],
+          timed("median", "ratio"))
+    print()
+    table(["engine fastest (ms)", "PyTorch fastest (ms)", "ratio of fastest"],
+          timed("best", "best_ratio"))
+    print()
+    table(["engine peak", "PyTorch peak"],
+          ((r["case"], [human(r["ours_peak_bytes"]),
+                        "" if r["pytorch_peak_bytes"] is None else human(r["pytorch_peak_bytes"])])
+           for r in results))
+    print()
+    print(textwrap.fill(
+        "ratios are engine / PyTorch time, of the medians and of the fastest runs of all "
+        f"rounds; {ENGINE_THREAD_ENV['MATMUL_NUM_THREADS']} thread(s) each; engine peak: "
+        "bytes of live tensors beyond inputs and parameters, as the engine counts them; "
+        "PyTorch peak (--memory): rise of the process's resident memory during one run",
+        width=86))
 
 
 def human(n):

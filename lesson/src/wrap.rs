@@ -7,7 +7,8 @@ pub const COLUMNS: usize = 86;
 
 /// `text` with every line wider than `width` characters broken at spaces. A continuation
 /// line starts two spaces further in than the line it continues, so a wrapped message
-/// still reads as one. A word wider than the line is left whole.
+/// still reads as one. A space inside brackets does not break, so a shape such as
+/// `[2, 5]` stays on one line; a word (or bracket) wider than the line is left whole.
 ///
 /// ```
 /// let message = "add: cannot broadcast [2, 3] with [4]: dimension -1 has size 3 on the left";
@@ -27,7 +28,7 @@ pub fn wrap(text: &str, width: usize) -> String {
         let continuation = format!("{indent}  ");
         let mut current = indent.clone();
         let mut has_word = false;
-        for word in line.trim_start_matches(' ').split(' ') {
+        for word in unbreakable_words(line.trim_start_matches(' ')) {
             let fits = current.chars().count() + 1 + word.chars().count() <= width;
             if has_word && !fits {
                 lines.push(current);
@@ -37,12 +38,33 @@ pub fn wrap(text: &str, width: usize) -> String {
             if has_word {
                 current.push(' ');
             }
-            current.push_str(word);
+            current.push_str(&word);
             has_word = true;
         }
         lines.push(current);
     }
     lines.join("\n")
+}
+
+/// The words of `line` split at spaces, except spaces inside `[…]` or `(…)`.
+fn unbreakable_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0i32;
+    for c in line.chars() {
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth -= 1,
+            ' ' if depth <= 0 => {
+                words.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    words.push(current);
+    words
 }
 
 #[cfg(test)]
@@ -65,6 +87,15 @@ mod tests {
     fn width_counts_characters_not_bytes() {
         assert_eq!(wrap("α β γ δ", 7), "α β γ δ");
         assert_eq!(wrap("α β γ δ ε", 7), "α β γ δ\n  ε");
+    }
+
+    #[test]
+    fn a_shape_is_not_broken_inside_its_brackets() {
+        assert_eq!(
+            wrap("must have shape [2, 5] now", 18),
+            "must have shape\n  [2, 5] now"
+        );
+        assert_eq!(wrap("(os error 2) end", 8), "(os error 2)\n  end");
     }
 
     #[test]

@@ -130,7 +130,8 @@ pub fn tour() -> String {
         let keys = Tensor::zeros([4, 10, 64]); //     [B, K, h]
         let _ = &queries + &keys;
     });
-    line(message);
+    // Long lines broken at spaces to the page's width, continuations two spaces in.
+    line(lesson::wrap(&message, lesson::COLUMNS));
     // ANCHOR_END: tour_error
 
     out

@@ -15,7 +15,8 @@ pub fn backward_overwriting(root: &Value) {
     root.set_grad(1.0);
     for v in order.iter().rev() {
         for (input, local) in v.inputs() {
-            input.set_grad(local * v.grad()); // BUG: overwrites the other contributions
+            // BUG: overwrites the other contributions
+            input.set_grad(local * v.grad());
         }
     }
 }
@@ -33,7 +34,8 @@ pub fn backward_keeping_stale_gradients(root: &Value) {
     root.set_grad(1.0);
     for v in order.iter().rev() {
         for (input, local) in v.inputs() {
-            input.set_grad(input.grad() + local * v.grad()); // BUG: v.grad() may be stale
+            // BUG: v.grad() may be stale
+            input.set_grad(input.grad() + local * v.grad());
         }
     }
 }

@@ -193,10 +193,10 @@ pub fn tour() -> String {
         item(&f),
         item(&d)
     ));
-    line(format!(
-        "e.grad(): {}",
-        e.grad().expect_err("an intermediate gradient is dropped")
-    ));
+    let dropped = e.grad().expect_err("an intermediate gradient is dropped");
+    // The message is long: broken at spaces to the page's width.
+    let message = format!("e.grad(): {dropped}");
+    line(lesson::wrap(&message, lesson::COLUMNS));
     // ANCHOR_END: tour_tensor
 
     // ANCHOR: tour_broadcast
@@ -261,7 +261,8 @@ pub fn tour() -> String {
     let Err(GradcheckError::Mismatch(mismatch)) = gradcheck(wrong, &x) else {
         panic!("1 − x² is not tanh's derivative");
     };
-    line(format!("gradcheck(tanh with 1 − x²): {mismatch}"));
+    let report = format!("gradcheck(tanh with 1 − x²): {mismatch}");
+    line(lesson::wrap(&report, lesson::COLUMNS));
     line(format!(
         "backward / finite differences = {:.2}",
         mismatch.analytic / mismatch.numeric

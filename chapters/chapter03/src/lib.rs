@@ -83,7 +83,8 @@ impl Dataset {
         let x_train = Tensor::from_vec(xs, [n_train]);
         let noise = Tensor::normal([n_train], 0.0, 0.5);
         let y_train = true_function_of(&x_train) + noise;
-        let x_test = Tensor::arange(n_test) * (5.0 / n_test as f32); // exactly n_test points
+        // Exactly n_test points.
+        let x_test = Tensor::arange(n_test) * (5.0 / n_test as f32);
         let y_test = true_function_of(&x_test);
         Dataset {
             x_train,
@@ -102,10 +103,11 @@ impl Dataset {
 /// | argument | shape |
 /// |---|---|
 /// | `weights` | `[Q, K]`, each row non-negative and summing to 1 |
-/// | `values` | `[K]` (the same values for every query) or `[Q, K]` (a row per query) |
+/// | `values` | `[K]` (the same for every query) or `[Q, K]` (a row per query) |
 /// | result | `[Q]`, one prediction per query |
 pub fn attention_pool(weights: &Tensor, values: &Tensor) -> Tensor {
-    (weights * values).sum_dim(-1) // [Q, K] ⊙ [K] → [Q, K], summed over the keys → [Q]
+    // [Q, K] ⊙ [K] → [Q, K], summed over the keys → [Q]
+    (weights * values).sum_dim(-1)
 }
 
 /// The baseline: every key gets the same weight `1/K`, whatever the query, so every
@@ -137,7 +139,8 @@ pub fn mse(predictions: &Tensor, targets: &Tensor) -> Tensor {
 pub fn gaussian_scores(queries: &Tensor, keys: &Tensor, sigma: f32) -> Tensor {
     let q = queries.unsqueeze(1); // [Q, 1]
     let k = keys.unsqueeze(0); //    [1, K]
-    let diff = &q - &k; //           [Q, K]: broadcasting pairs every query with every key
+    // [Q, K]: broadcasting pairs every query with every key.
+    let diff = &q - &k;
     -diff.square() / (2.0 * sigma * sigma)
 }
 // ANCHOR_END: gaussian_scores
@@ -155,7 +158,8 @@ pub fn nadaraya_watson(
     values: &Tensor,
     sigma: f32,
 ) -> (Tensor, Tensor) {
-    let weights = gaussian_scores(queries, keys, sigma).softmax(-1); // [Q, K], rows sum to 1
+    // [Q, K], each row sums to 1.
+    let weights = gaussian_scores(queries, keys, sigma).softmax(-1);
     (attention_pool(&weights, values), weights)
 }
 // ANCHOR_END: nadaraya_watson
@@ -307,7 +311,8 @@ pub fn weight_within(
     radius: f32,
 ) -> Tensor {
     let diff = queries.unsqueeze(1) - keys.unsqueeze(0); // [Q, K]
-    let near = diff.square().le(&Tensor::scalar(radius * radius)); // 1 where |q − k| ≤ r
+    // 1 where |q − k| ≤ r, else 0.
+    let near = diff.square().le(&Tensor::scalar(radius * radius));
     (weights * near).sum_dim(-1)
 }
 // ANCHOR_END: measures
@@ -527,14 +532,16 @@ pub fn run_tour() -> Tour {
         let used = effective_keys(w).mean().item();
         let near = weight_within(w, &data.x_test, x, 0.5).mean().item();
         line(format!(
-            "{name:>7}: largest weight {top:.3}, keys in use {used:>4.1}, weight within 0.5 {near:.2}"
+            "{name:>7}: largest weight {top:.3}, keys in use {used:>4.1}, \
+             weight within 0.5 {near:.2}"
         ));
     }
     // ANCHOR_END: tour_sharper
 
     // ANCHOR: tour_no_loo
     let cheat = NwKernelRegression::new(1.0 / SIGMA);
-    let cheat_history = train(&cheat, x, x, y, y, CHEAT_STEPS, LR); // keys include the query
+    // The keys include the query itself.
+    let cheat_history = train(&cheat, x, x, y, y, CHEAT_STEPS, LR);
     let test_mse = |w: f32| {
         let pred = no_grad(|| NwKernelRegression::new(w).forward(&data.x_test, x, y));
         mse(&pred, &data.y_test).item()
@@ -542,7 +549,8 @@ pub fn run_tour() -> Tour {
     for step in [10, 50, CHEAT_STEPS - 1] {
         let TrainStep { w, loss } = cheat_history[step];
         line(format!(
-            "no leave-one-out, step {step:>2}: w = {w:.3}, training loss {loss:.4}, test MSE {:.4}",
+            "no leave-one-out, step {step:>2}: w = {w:.3}, training loss {loss:.4}, \
+             test MSE {:.4}",
             test_mse(w)
         ));
     }

@@ -35,8 +35,9 @@ pub fn leave_one_out_weights(x: &Tensor, w: f32) -> Tensor {
 /// Exercise 3. Gaussian attention weights for queries and keys that are vectors:
 /// `queries: [Q, d]`, `keys: [K, d]`, scores `−‖q − kᵢ‖² / 2σ²`, result `[Q, K]`.
 pub fn gaussian_weights_nd(queries: &Tensor, keys: &Tensor, sigma: f32) -> Tensor {
-    let diff = queries.unsqueeze(1) - keys.unsqueeze(0); // [Q, 1, d] − [1, K, d] → [Q, K, d]
-    let squared_distance = diff.square().sum_dim(-1); //   [Q, K]
+    // [Q, 1, d] − [1, K, d] → [Q, K, d]
+    let diff = queries.unsqueeze(1) - keys.unsqueeze(0);
+    let squared_distance = diff.square().sum_dim(-1); // [Q, K]
     (-squared_distance / (2.0 * sigma * sigma)).softmax(-1)
 }
 // ANCHOR_END: gaussian_weights_nd

@@ -15,9 +15,10 @@ use engine::Tensor;
 ///
 /// One comparison, broadcast: the positions as a row against the lengths as a column.
 pub fn sequence_keep(valid_len: &Tensor, maxlen: usize) -> Tensor {
-    let positions = Tensor::arange(maxlen).reshape([1, maxlen]); // [1, K]: 0, 1, …, K − 1
-    let lens = valid_len.reshape([-1, 1]); //                         [N, 1]
-    positions.lt(&lens) //                                            [N, K]
+    // [1, K]: the positions 0, 1, …, K − 1
+    let positions = Tensor::arange(maxlen).reshape([1, maxlen]);
+    let lens = valid_len.reshape([-1, 1]); // [N, 1]
+    positions.lt(&lens) //                    [N, K]
 }
 // ANCHOR_END: sequence_keep
 
@@ -41,8 +42,10 @@ pub fn sequence_mask(x: &Tensor, valid_len: &Tensor, value: f32) -> Tensor {
 #[track_caller]
 pub fn lens_per_row(valid_lens: &Tensor, queries: usize) -> Tensor {
     match valid_lens.rank() {
-        1 => valid_lens.repeat_interleave(queries, 0), // [B] → [B·Q]: [2, 3] → [2, 2, 3, 3]
-        2 => valid_lens.reshape([-1]),                 // [B, Q] → [B·Q]
+        // [B] → [B·Q]: [2, 3] → [2, 2, 3, 3]
+        1 => valid_lens.repeat_interleave(queries, 0),
+        // [B, Q] → [B·Q]
+        2 => valid_lens.reshape([-1]),
         _ => panic!(
             "masked_softmax_by_hand: valid lengths must be [B] or [B, Q], found {:?}",
             valid_lens.shape()

@@ -78,7 +78,8 @@ pub fn tour() -> String {
 
     line("== 1. A padded batch".into());
     // ANCHOR: tour_batch
-    let ids = padded_batch(); //                  [2, 4]: "the cat sat <pad>", "a dog <pad> <pad>"
+    // [2, 4]: "the cat sat <pad>" and "a dog <pad> <pad>"
+    let ids = padded_batch();
     let scores = padded_batch_scores(); //        [2, 4, 4]
     line(format!(
         "ids.shape() = {:?}, scores.shape() = {:?}",
@@ -170,11 +171,11 @@ pub fn tour() -> String {
     for (name, attend) in &fills {
         let g = a_training_step(attend, [1.0, 1.0]);
         line(format!(
-            "{name:>20}: loss = {:.4}, dL/dvalues = {}, dL/dw = {:.4}",
-            g.loss,
-            rows(&g.values, 3),
-            g.shared
+            "{name:>20}: loss = {:.4}, dL/dw = {:.4}",
+            g.loss, g.shared
         ));
+        let values = rows(&g.values, 3);
+        line(format!("{:>20}  dL/dvalues = {values}", ""));
     }
     let g = a_training_step(neg_inf, [1.0, 0.0]); // example 1 left out of the loss
     line(format!(
@@ -204,7 +205,7 @@ pub fn tour() -> String {
     for format in [F16, BF16, F32] {
         let overflow = [-1e4, -1e6, -1e9].map(|fill| format.overflows(fill));
         line(format!(
-            "{:>4}: largest finite {:.4e}; -1e4, -1e6, -1e9 overflow to -inf: {overflow:?}",
+            "{:>4}: largest finite {:.4e}; -1e4, -1e6, -1e9 become -inf: {overflow:?}",
             format.name,
             format.largest_finite()
         ));
@@ -257,8 +258,10 @@ pub fn tour() -> String {
     // ANCHOR: tour_packed
     // Two sequences packed into one row of 5 tokens: segment 0 then segment 1.
     let segment = Tensor::from_vec(vec![0.0, 0.0, 1.0, 1.0, 1.0], [5]);
-    let same_segment = segment.reshape([5, 1]).eq_mask(&segment.reshape([1, 5])); // [5, 5]
-    let packed = Mask::keep(&same_segment.unsqueeze(0)) & Mask::causal(); // keep: [1, 5, 5]
+    // [5, 5]: 1 where query and key belong to the same segment.
+    let same_segment = segment.reshape([5, 1]).eq_mask(&segment.reshape([1, 5]));
+    // keep: [1, 5, 5]
+    let packed = Mask::keep(&same_segment.unsqueeze(0)) & Mask::causal();
     let keep = packed.keep_for("tour", &[1, 5, 5]).expect("a mask");
     line(format!("packed & causal: {keep:.0}"));
     // ANCHOR_END: tour_packed
@@ -282,9 +285,11 @@ pub fn tour() -> String {
     let message = panic_message(|| {
         let scores = Tensor::zeros([2, 4, 4]); //          [B, Q, K]
         let padding = Tensor::ones([2, 4]); //             [B, K]: a padding mask…
-        let _ = masked_softmax(&scores, &Mask::keep(&padding), Fill::Safe); // …passed as keep
+        // …passed as keep
+        let _ = masked_softmax(&scores, &Mask::keep(&padding), Fill::Safe);
     });
-    line(message);
+    // Broken at spaces to the page's width.
+    line(lesson::wrap(&message, lesson::COLUMNS));
     // ANCHOR_END: tour_error
 
     out

@@ -34,7 +34,8 @@ pub fn prefix_lm_mask(prefix_len: usize, queries: usize, lens: &Tensor) -> Mask 
     let per_query: Vec<f32> = (0..batch)
         .flat_map(|_| (0..queries).map(|q| (q + 1).max(prefix_len) as f32))
         .collect();
-    let visible = Mask::valid_lens(&Tensor::from_vec(per_query, [batch, queries])); // [B, Q]
+    let per_query = Tensor::from_vec(per_query, [batch, queries]); // [B, Q]
+    let visible = Mask::valid_lens(&per_query);
     visible & Mask::valid_lens(lens) // [B]: the padding
 }
 // ANCHOR_END: prefix_lm_mask

@@ -102,7 +102,8 @@ pub fn decoder_example() -> (BahdanauAttention, [Tensor; 3]) {
     });
     let query = Tensor::randn([2, 5]); //   one decoder state per example
     let keys = Tensor::randn([2, 4, 6]); // the encoder's outputs, also the values
-    let pad = Tensor::from_vec(vec![1., 1., 1., 1., 1., 1., 1., 0.], [2, 4]); // 0 = padding
+    // 1 = a real key, 0 = padding: the last key of example 1.
+    let pad = Tensor::from_vec(vec![1., 1., 1., 1., 1., 1., 1., 0.], [2, 4]);
     // ANCHOR_END: decoder_module
     (library, [query, keys, pad])
 }
@@ -209,19 +210,19 @@ pub fn tour() -> String {
 
     line("\n== 3. Initialisation: how uniform are the weights? (K = 10)".into());
     line(format!(
-        "{:<8} {:<22} {:>9} {:>13} {:>16} {:>15}",
+        "{:<8} {:<21} {:>9} {:>13} {:>16} {:>14}",
         "form",
         "init",
         "score std",
         "entropy/ln K",
         "1 − σ²/(2 ln K)",
-        "max weight · K"
+        "max weight·K"
     ));
     // ANCHOR: tour_init
     for (form, scheme, s) in init_study() {
         let predicted = 1.0 - s.score_std.powi(2) / (2.0 * 10f32.ln());
         line(format!(
-            "{form:<8} {:<22} {:>9.4} {:>13.4} {:>16.4} {:>15.3}",
+            "{form:<8} {:<21} {:>9.4} {:>13.4} {:>16.4} {:>14.3}",
             scheme.name(),
             s.score_std,
             s.entropy_ratio,
@@ -235,13 +236,17 @@ pub fn tour() -> String {
     // ANCHOR: tour_training
     let runs = Init::ALL.map(toy_run);
     let run = &runs[0]; // the default initialisation
+    line(format!(
+        "{:<16} {:>5} {:>9} {:>16} {:>18}",
+        "", "loss", "accuracy", "entropy/ln(len)", "weight on padding"
+    ));
     for (when, s) in [
         ("before training", run.before),
         ("after training", run.after),
         ("after, no mask", run.after_unmasked),
     ] {
         line(format!(
-            "{when:<16} loss {:.3}  accuracy {:.3}  entropy/ln(len) {:.3}  weight on padding {:.3}",
+            "{when:<16} {:>5.3} {:>9.3} {:>16.3} {:>18.3}",
             s.loss, s.accuracy, s.entropy_ratio, s.padding_weight
         ));
     }
@@ -279,7 +284,7 @@ pub fn tour() -> String {
 
     line("\n== 5. The memory of the [B, Q, K, h] tensor".into());
     line(format!(
-        "{:>2} {:>3} {:>3} {:>3} {:>11} | {:>12} {:>6} {:>11} | {:>13} {:>11}",
+        "{:>2} {:>2} {:>2} {:>2} {:>11} | {:>12} {:>6} {:>11} | {:>13} {:>11}",
         "B",
         "Q",
         "K",
@@ -314,7 +319,9 @@ pub fn tour() -> String {
         ));
     }
     // ANCHOR: tour_refused
-    line(refused_forward(8, 64, 64, 64, 6 << 20));
+    let message = refused_forward(8, 64, 64, 64, 6 << 20);
+    // Broken at spaces to the page's width, continuations two spaces in.
+    line(lesson::wrap(&message, lesson::COLUMNS));
     // ANCHOR_END: tour_refused
     // ANCHOR: tour_fused
     line("the same sizes with fused scores (the library's default):".into());
@@ -327,23 +334,25 @@ pub fn tour() -> String {
     // ANCHOR: tour_mistakes
     let (library, [queries, keys, values, lens]) = batched_example();
     let mask = Mask::valid_lens(&lens);
+    // Long messages broken at spaces to the page's width.
+    let wrap = |message: String| lesson::wrap(&message, lesson::COLUMNS);
     // Keys of 5 features for a module built with key_size = 6.
-    line(panic_message(|| {
+    line(wrap(panic_message(|| {
         library.forward(&queries, &Tensor::randn([2, 4, 5]), &values, &mask);
-    }));
+    })));
     // 5 values for 4 keys.
-    line(panic_message(|| {
+    line(wrap(panic_message(|| {
         library.forward(&queries, &keys, &Tensor::randn([2, 5, 7]), &mask);
-    }));
+    })));
     // Adding queries to keys without projecting them first.
-    line(panic_message(|| {
+    line(wrap(panic_message(|| {
         let _ = queries.unsqueeze(2) + keys.unsqueeze(1);
-    }));
+    })));
     // A d2l-shaped query, [B, 1, q_size], handed to the one-query-per-step form.
     let (decoder, [query, keys, _]) = decoder_example();
-    line(panic_message(|| {
+    line(wrap(panic_message(|| {
         decoder.forward(&query.unsqueeze(1), &keys, &keys, &Mask::none());
-    }));
+    })));
     // ANCHOR_END: tour_mistakes
     out
 }

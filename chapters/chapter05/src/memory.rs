@@ -97,7 +97,7 @@ pub fn memory_row(
     let inference = measure_forward(sizes, scoring, false);
     let training = measure_forward(sizes, scoring, true);
     format!(
-        "{b:>2} {q:>3} {k:>3} {h:>3} {:>11} | {:>12} {:>6.2} {:>11} | {:>13} {:>11}",
+        "{b:>2} {q:>2} {k:>2} {h:>2} {:>11} | {:>12} {:>6.2} {:>11} | {:>13} {:>11}",
         human(inference.pairs),
         human(inference.peak),
         inference.peak as f64 / inference.pairs as f64,

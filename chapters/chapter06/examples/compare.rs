@@ -75,9 +75,9 @@ fn main() -> ExitCode {
     };
     let (batch, d) = (4, 64);
     println!(
-        "batch {batch}, d = h = {d}, self-attention over n tokens (Q = K = n), no gradient; on {device}, kernel path {}",
-        engine::kernels::active()
+        "batch {batch}, d = h = {d}, self-attention over n tokens (Q = K = n), no gradient"
     );
+    println!("on {device}, kernel path {}", engine::kernels::active());
     println!(
         "| {:>4} | {:>13} | {:>16} | {:>13} | {:>16} |",
         "n", "additive (ms)", "dot product (ms)", "additive peak", "dot-product peak"
@@ -105,9 +105,8 @@ fn main() -> ExitCode {
             bytes(&|| shapes.dot_product_forward())
         );
     }
-    println!(
-        "times: the median of several runs on this machine; memory: counted by the engine, the same everywhere"
-    );
+    println!("times: the median of several runs on this machine");
+    println!("memory: counted by the engine, the same everywhere");
     parts(batch, 256, d, &device);
     ExitCode::SUCCESS
 }
@@ -129,7 +128,7 @@ fn parts(batch: usize, n: usize, h: usize, device: &Device) {
         }))
     };
     println!(
-        "\nwhere the additive scores' time goes, batch {batch}, n = {n}, h = {h}: [B, Q, K, h] is {}",
+        "\nwhere additive scores' time goes, batch {batch}, n = {n}, h = {h}: [B, Q, K, h] is {}",
         human(sum.numel() * 4)
     );
     let rows = [

@@ -94,7 +94,8 @@ pub fn attention_step_by_step(
     let scores = queries.matmul(&keys_t); //      [B, Q, d] x [B, d, K] -> [B, Q, K]
     let scale = 1.0 / (d as f32).sqrt();
     let scaled = &scores * scale; //              [B, Q, K]
-    let weights = masked_softmax(&scaled, mask, Fill::Safe); // [B, Q, K], over the keys
+    // [B, Q, K], over the keys
+    let weights = masked_softmax(&scaled, mask, Fill::Safe);
     let output = weights.bmm(values); //          [B, Q, K] x [B, K, dv] -> [B, Q, dv]
     Steps {
         keys_t,
@@ -129,7 +130,8 @@ pub fn sentence_weights() -> (Tensor, Tensor) {
         scale: Some(1.0), // q · k as it is
         ..Default::default()
     });
-    let scaled = DotProductAttention::new(DotProductAttentionConfig::default()); // 1/√d
+    // 1/√d, the default scale
+    let scaled = DotProductAttention::new(DotProductAttentionConfig::default());
     unscaled.forward(&queries, &keys, &values, &Mask::none());
     scaled.forward(&queries, &keys, &values, &Mask::none());
     let weights =
@@ -384,9 +386,10 @@ pub fn tour() -> String {
             &Tensor::zeros([2, 4, 8]),
         );
     });
-    line(message);
+    line(lesson::wrap(&message, lesson::COLUMNS));
     let square_q = Tensor::randn([1, 2, 4]); // Q = 2, d = 4
-    let square_k = Tensor::randn([1, 4, 4]); // K = 4 = d: the wrong product has the right shape
+    // K = 4 = d: the wrong product has the right shape
+    let square_k = Tensor::randn([1, 4, 4]);
     let wrong = scores_without_transpose(&square_q, &square_k);
     let right = square_q.matmul(&square_k.transpose(1, 2));
     let gap = largest_difference(&wrong, &right);

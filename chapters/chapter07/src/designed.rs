@@ -104,8 +104,9 @@ pub fn designed_heads() -> MultiHeadAttention {
     };
     let last = POSITIONS - 1;
     for t in 0..POSITIONS {
-        set(&mut w_q, 0, t.saturating_sub(1), t, c); // head 0: position t asks for t − 1
-        set(&mut w_q, 2, (t + 1).min(last), t, c); //  head 2: position t asks for t + 1
+        // head 0: position t asks for t − 1; head 2: position t asks for t + 1
+        set(&mut w_q, 0, t.saturating_sub(1), t, c);
+        set(&mut w_q, 2, (t + 1).min(last), t, c);
         for head in [0, 2] {
             set(&mut w_k, head, t, t, 1.0); // a key answers with its own position
         }

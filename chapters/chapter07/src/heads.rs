@@ -19,7 +19,8 @@ use lesson::Trace;
 pub fn split_heads(x: &Tensor, num_heads: usize) -> Tensor {
     assert!(
         x.rank() == 3 && num_heads > 0 && x.size(2).is_multiple_of(num_heads),
-        "split_heads: x must be [B, T, H·d] with H = {num_heads} dividing the features, found {:?}",
+        "split_heads: x must be [B, T, H·d] with H = {num_heads} dividing the \
+         features, found {:?}",
         x.shape()
     );
     let (b, t, d) = (x.size(0), x.size(1), x.size(2) / num_heads);
@@ -39,7 +40,8 @@ pub fn split_heads(x: &Tensor, num_heads: usize) -> Tensor {
 pub fn merge_heads(x: &Tensor, num_heads: usize) -> Tensor {
     assert!(
         x.rank() == 3 && num_heads > 0 && x.size(0).is_multiple_of(num_heads),
-        "merge_heads: x must be [B·H, T, d] with H = {num_heads} dividing its first dimension, found {:?}",
+        "merge_heads: x must be [B·H, T, d] with H = {num_heads} dividing its first \
+         dimension, found {:?}",
         x.shape()
     );
     let (b, t, d) = (x.size(0) / num_heads, x.size(1), x.size(2));

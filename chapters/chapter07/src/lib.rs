@@ -146,7 +146,8 @@ pub fn tour() -> String {
         &ex.values,
         &Mask::valid_lens(&ex.lens),
     );
-    let library_weights = mha.last_attention_weights().expect("ran forward"); // [B, H, Q, K]
+    // [B, H, Q, K]
+    let library_weights = mha.last_attention_weights().expect("ran forward");
     line("== 1. Splitting and merging heads, step by step".into());
     line(trace.to_string().trim_end().into());
     line(format!(
@@ -223,9 +224,12 @@ pub fn tour() -> String {
     }
     let e4 = libm::expf(MATCH_SCORE);
     line(format!(
-        "one match in six: e⁴/(e⁴ + 5) = {:.3}, each other key 1/(e⁴ + 5) = {:.3}; two matches: e⁴/(2e⁴ + 4) = {:.3}",
+        "one match in six: e⁴/(e⁴ + 5) = {:.3}, each other key 1/(e⁴ + 5) = {:.3};",
         e4 / (e4 + 5.0),
         1.0 / (e4 + 5.0),
+    ));
+    line(format!(
+        "two matches: e⁴/(2e⁴ + 4) = {:.3}",
         e4 / (2.0 * e4 + 4.0)
     ));
     line(
@@ -329,14 +333,9 @@ pub fn tour() -> String {
             .reshape([POSITIONS])
     };
     line(format!("keys: {}", labels(&SENTENCE).join(" ")));
-    line(format!(
-        "example 0, head 1, query 4 (\"the\"), interleaved: {:.3}",
-        the(&right_w)
-    ));
-    line(format!(
-        "example 0, head 1, query 4 (\"the\"), tiled:       {:.3}",
-        the(&tiled_w)
-    ));
+    line("example 0, head 1, query 4 (\"the\"):".into());
+    line(format!("  interleaved: {:.3}", the(&right_w)));
+    line(format!("  tiled:       {:.3}", the(&tiled_w)));
     // ANCHOR_END: tour_mask_sentences
 
     // ANCHOR: tour_side_by_side
@@ -430,22 +429,24 @@ pub fn tour() -> String {
     // ANCHOR: tour_mistakes
     line(String::new());
     line("== 7. Mistakes".into());
-    line(panic_message(|| {
+    let wrapped = |message: String| lesson::wrap(&message, lesson::COLUMNS);
+    line(wrapped(panic_message(|| {
         let _ = MultiHeadAttention::new(MultiHeadAttentionConfig {
             num_hiddens: 10,
             num_heads: 3,
             ..Default::default()
         });
-    }));
-    let repeated = ex.lens.repeat_interleave(h, 0); // [B·H]: the module repeats it itself
-    line(panic_message(|| {
+    })));
+    // [B·H]: the module repeats the lengths itself
+    let repeated = ex.lens.repeat_interleave(h, 0);
+    line(wrapped(panic_message(|| {
         let _ = mha.forward(
             &ex.queries,
             &ex.keys,
             &ex.values,
             &Mask::valid_lens(&repeated),
         );
-    }));
+    })));
     // ANCHOR_END: tour_mistakes
 
     out

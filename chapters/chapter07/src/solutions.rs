@@ -78,7 +78,8 @@ pub fn sum_of_heads(
     let d = w_o.size(1) / heads;
     let parts: Vec<Tensor> = (0..heads)
         .map(|i| {
-            let rows = |w: &Tensor| w.narrow(0, i * d, d); // [d, in]: head i's projection
+            // [d, in]: head i's projection
+            let rows = |w: &Tensor| w.narrow(0, i * d, d);
             let q = queries.matmul_t(&rows(&w_q)); //          [B, Q, d]
             let k = keys.matmul_t(&rows(&w_k)); //             [B, K, d]
             let v = values.matmul_t(&rows(&w_v)); //           [B, K, d]

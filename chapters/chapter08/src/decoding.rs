@@ -60,9 +60,10 @@ pub fn decode_without_cache(
     no_grad(|| {
         let mut outputs = vec![layer.forward(&x.narrow(1, 0, prompt), &none)];
         for t in prompt..x.size(1) {
-            let prefix = x.narrow(1, 0, t + 1); //     [B, t + 1, num_hiddens]: all of it, again
-            let y = layer.forward(&prefix, &none); //  [B, t + 1, num_hiddens]
-            outputs.push(y.narrow(1, t, 1)); //        keep the new token's row
+            // The whole prefix again, [B, t + 1, num_hiddens], for one new row.
+            let prefix = x.narrow(1, 0, t + 1);
+            let y = layer.forward(&prefix, &none); // [B, t + 1, num_hiddens]
+            outputs.push(y.narrow(1, t, 1)); //       keep the new token's row
         }
         Tensor::concat(&outputs, 1)
     })
@@ -182,7 +183,8 @@ impl TinyLm {
     /// Its position is the number of tokens already cached.
     pub fn step(&self, id: usize, cache: &mut KvCache) -> Tensor {
         no_grad(|| {
-            let h = self.embed(&[id], cache.len()); // the new token stands at cache.len()
+            // The new token stands at position cache.len().
+            let h = self.embed(&[id], cache.len());
             let a = self.attention.step(&h, cache, &Mask::none());
             self.head.forward(&(&h + &a))
         })

@@ -120,10 +120,12 @@ pub fn tour() -> String {
     let replacement = Tensor::randn([1, 3, 8]); // new tokens for positions 3, 4, 5
     let (past, future) = change_the_future(&layer, &x, 3, &replacement);
     line(format!(
-        "tokens 3..6 replaced: outputs 0..3 moved by {past:.1e}, outputs 3..6 by {future:.3}"
+        "tokens 3..6 replaced: outputs 0..3 moved by {past:.1e}, \
+         outputs 3..6 by {future:.3}"
     ));
     let _ = no_grad(|| layer.forward(&x, &Mask::none()));
-    let weights = layer.last_attention_weights().expect("ran forward"); // [1, 2, 6, 6]
+    // [B, H, T, T] = [1, 2, 6, 6]
+    let weights = layer.last_attention_weights().expect("ran forward");
     line(format!("weights {:?}, head 0:", weights.shape()));
     line(format!("{:.3}", weights.narrow(1, 0, 1).reshape([6, 6])));
     // ANCHOR_END: tour_causality
@@ -142,10 +144,13 @@ pub fn tour() -> String {
     no_grad(|| {
         let y = layer.prefill(&x.narrow(1, 0, 3), &mut cache, &Mask::none());
         line(format!(
-            "prefill [2, 3, 8] -> {:?}; cache len {}, capacity {}, keys {:?}, values {:?}",
+            "prefill [2, 3, 8] -> {:?}; cache len {}, capacity {},",
             y.shape(),
             cache.len(),
             cache.capacity(),
+        ));
+        line(format!(
+            "  keys {:?}, values {:?}",
             cache.keys().shape(),
             cache.values().shape()
         ));
@@ -205,12 +210,12 @@ pub fn tour() -> String {
     };
     let stored = (cache.keys().numel() + cache.values().numel()) * size_of::<f32>();
     line(format!(
-        "this layer's cache: {} bytes per token; {} tokens: {} bytes (keys() and values() hold {})",
+        "this layer's cache: {} bytes per token; {} tokens: {} bytes",
         ours.bytes_per_token(),
         cache.len(),
         ours.bytes(cache.len()),
-        stored
     ));
+    line(format!("what keys() and values() hold: {stored} bytes"));
     line(format!(
         "capacity {}: {} bytes reserved",
         cache.capacity(),
@@ -229,7 +234,7 @@ pub fn tour() -> String {
         d_head: 128,
     };
     for (name, shape, context) in [
-        ("12 layers, 12 heads of 64 (GPT-2 small)", gpt2_small, 1024),
+        ("GPT-2 small, 12 layers, 12 heads of 64", gpt2_small, 1024),
         (
             "the same, batch 8",
             CacheShape {
@@ -238,7 +243,7 @@ pub fn tour() -> String {
             },
             1024,
         ),
-        ("32 layers, 32 heads of 128 (7B-sized)", seven_b, 4096),
+        ("7B-sized, 32 layers, 32 heads of 128", seven_b, 4096),
     ] {
         line(format!(
             "{name}: {} per token, {} for {context} tokens",
@@ -278,7 +283,7 @@ pub fn tour() -> String {
             layer.prefill(&second, &mut cache, &Mask::none()); // no reset in between
         });
     });
-    line(message);
+    line(lesson::wrap(&message, lesson::COLUMNS));
     // ANCHOR_END: tour_reset
 
     // ANCHOR: tour_offset
@@ -288,6 +293,10 @@ pub fn tour() -> String {
         Tensor::randn([1, 5, 4]),
         Tensor::randn([1, 5, 4]),
     );
+    line(format!(
+        "{:<28} {:<16} {:<16} largest error",
+        "mask", "position 3 sees", "position 4 sees"
+    ));
     for (name, mask) in [
         ("Mask::causal()", Mask::causal()),
         ("Mask::causal_with_offset(3)", Mask::causal_with_offset(3)),
@@ -303,7 +312,7 @@ pub fn tour() -> String {
                 .join(" ")
         };
         line(format!(
-            "{name:<27} position 3 sees {}, position 4 sees {}; largest error {:.3}",
+            "{name:<28} {:<16} {:<16} {:>13.3}",
             row(0),
             row(1),
             error_of_new_tokens(&q, &k, &v, 2, &mask)
@@ -316,16 +325,20 @@ pub fn tour() -> String {
         layer.prefill(&x.narrow(1, 0, 5), &mut cache, &Mask::none());
         layer.step(&x.narrow(1, 5, 1), &mut cache, &Mask::causal_with_offset(0))
     });
+    // 1 for each key that head 0 of the new token weighs above zero, else 0.
+    let seen: Vec<u8> = layer
+        .last_attention_weights()
+        .expect("ran step")
+        .narrow(1, 0, 1)
+        .to_vec()
+        .iter()
+        .map(|w| u8::from(*w > 0.0))
+        .collect();
     line(format!(
-        "step with Mask::causal_with_offset(0): sees keys {:?}, largest error {:.3}",
-        layer
-            .last_attention_weights()
-            .expect("ran step")
-            .narrow(1, 0, 1)
-            .to_vec()
-            .iter()
-            .map(|w| u8::from(*w > 0.0))
-            .collect::<Vec<_>>(),
+        "step with Mask::causal_with_offset(0): sees keys {seen:?},"
+    ));
+    line(format!(
+        "  largest error {:.3}",
         max_abs_diff(&last, &full.narrow(1, 5, 1))
     ));
     // ANCHOR_END: tour_offset

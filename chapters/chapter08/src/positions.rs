@@ -44,7 +44,8 @@ pub fn frequency(i: usize, d: usize) -> f64 {
 pub fn sinusoidal_encoding(max_len: usize, d: usize) -> Tensor {
     assert!(
         d.is_multiple_of(2),
-        "sinusoidal_encoding: the width must be even (pairs of sin and cos), found {d}"
+        "sinusoidal_encoding: the width must be even (pairs of sin and cos), \
+         found {d}"
     );
     let mut values = Vec::with_capacity(max_len * d);
     for p in 0..max_len {
@@ -186,7 +187,10 @@ pub fn tour() -> String {
     let x = Tensor::randn([1, 6, 16]);
     let perm = [3, 0, 5, 1, 4, 2];
     line(format!(
-        "self-attention, tokens shuffled by {perm:?}: outputs shuffled the same way, largest difference {:.1e}",
+        "self-attention, tokens shuffled by {perm:?}: outputs shuffled the same way,"
+    ));
+    line(format!(
+        "  largest difference {:.1e}",
         permutation_gap(&self_attention, &x, &perm)
     ));
     let pe = sinusoidal_encoding(6, 16);
@@ -205,11 +209,12 @@ pub fn tour() -> String {
         frequency(0, 32),
         frequency(15, 32)
     ));
+    line("PE[p] · PE[p + k] at p = 0, 17, 60, 100:".into());
     for k in [1, 5, 20] {
         let dots = relative_dot_products(&pe, k, &[0, 17, 60, 100]);
         let text: Vec<String> = dots.iter().map(|v| format!("{v:.4}")).collect();
         line(format!(
-            "PE[p] · PE[p + {k}] at p = 0, 17, 60, 100: {}; Σ cos(k·ωᵢ) = {:.4}",
+            "  k = {k:>2}: {}; Σ cos(k·ωᵢ) = {:.4}",
             text.join(", "),
             expected_dot_product(k, 32)
         ));

@@ -31,7 +31,8 @@ proptest! {
 
         let mut cache = KvCache::new(capacity);
         let stepped = decode_with_cache(&layer, &x, prompt, &mut cache);
-        let full = no_grad(|| as_multi_head(&layer).forward(&x, &x, &x, &Mask::causal()));
+        let full =
+            no_grad(|| as_multi_head(&layer).forward(&x, &x, &x, &Mask::causal()));
 
         prop_assert_eq!(stepped.shape(), full.shape());
         prop_assert_eq!(cache.len(), prompt + decoded);

@@ -180,15 +180,15 @@ fn run<A: DecoderAttention>(
     trainer.to_device(&device);
     let c = trainer.config;
     println!(
-        "{name} attention: numbers below {}, {} to train on, {} held out; {} steps of {} examples, lr {} after {} warmup steps falling to {}, clip {}, embeddings {}, hidden {}; {} parameters",
-        c.max_number,
-        c.train_size,
-        c.held_out,
-        c.steps,
-        c.batch_size,
-        c.lr,
-        c.warmup,
-        c.final_lr,
+        "{name} attention: numbers below {}, {} to train on, {} held out;",
+        c.max_number, c.train_size, c.held_out,
+    );
+    println!(
+        "  {} steps of {} examples, lr {} after {} warmup steps falling to {},",
+        c.steps, c.batch_size, c.lr, c.warmup, c.final_lr,
+    );
+    println!(
+        "  clip {}, embeddings {}, hidden {}; {} parameters",
         c.clip,
         c.embed_size,
         c.num_hiddens,
@@ -211,14 +211,13 @@ fn run<A: DecoderAttention>(
                 &trainer.history.losses[trainer.step.saturating_sub(EVAL_EVERY)..];
             let mean = recent.iter().sum::<f32>() / recent.len() as f32;
             let (accuracy, translations) = trainer.evaluate();
+            let line = format!(
+                "step {:>5}  mean loss {mean:.4}  held-out exact match {accuracy:.3}",
+                trainer.step
+            );
             // Printed through the bar, which is redrawn below the line (and which
             // stays hidden when standard error is not a terminal).
-            bar.suspend(|| {
-                println!(
-                    "step {:>5}  mean loss {mean:.4}  held-out exact match {accuracy:.3}",
-                    trainer.step
-                )
-            });
+            bar.suspend(|| println!("{line}"));
             last_eval = Some((accuracy, translations));
         }
         if trainer.step % options.checkpoint_every == 0 || trainer.step == until {

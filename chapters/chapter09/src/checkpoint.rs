@@ -106,7 +106,8 @@ impl fmt::Display for CheckpointError {
                 for (name, expected, found) in &problems.mismatched {
                     write!(
                         f,
-                        "\n  tensor {name}: the model expects shape {expected:?}, the file has {found:?}"
+                        "\n  tensor {name}: the model expects shape {expected:?}, \
+                         the file has {found:?}"
                     )?;
                 }
                 for name in &problems.missing {
@@ -119,7 +120,8 @@ impl fmt::Display for CheckpointError {
             }
             CheckpointError::NoOptimizerState { path } => write!(
                 f,
-                "{}: holds weights only, without Adam's moments; a run cannot resume from it (load the weights with load_weights instead)",
+                "{}: holds weights only, without Adam's moments; a run cannot resume \
+                 from it (load the weights with load_weights instead)",
                 path.display()
             ),
         }

@@ -206,7 +206,8 @@ impl Vocab {
         match self.tokens.get(id) {
             Some(token) => token,
             None => panic!(
-                "{op}: id {id} is out of range for a vocabulary of {len} tokens (ids 0..{len})",
+                "{op}: id {id} is out of range for a vocabulary of {len} tokens \
+                 (ids 0..{len})",
                 len = self.len()
             ),
         }
@@ -295,7 +296,8 @@ pub fn split(max_number: u32, train: usize, held_out: usize, seed: u64) -> Split
     );
     assert!(
         train + held_out <= max_number as usize,
-        "split: {train} training and {held_out} held-out numbers do not fit in 0..{max_number}"
+        "split: {train} training and {held_out} held-out numbers do not fit in \
+         0..{max_number}"
     );
     let mut numbers: Vec<u32> = (0..max_number).collect();
     SplitMix64::new(seed).shuffle(&mut numbers);

@@ -109,7 +109,8 @@ pub fn greedy_decode<A: DecoderAttention>(
             if done.iter().all(|&d| d) {
                 break;
             }
-            input = best_ids; // ids are f32 tensors, so the choice is the next input as it is
+            // Ids are f32 tensors, so the choice is the next input as it is.
+            input = best_ids;
         }
         out
     })

@@ -178,6 +178,24 @@ fn shape_line(what: &str, t: &Tensor, letters: &str) -> String {
     format!("{what:<34} {:<14} {letters}", format!("{:?}", t.shape()))
 }
 
+/// `head`, then `items` separated by commas, as many to a line as fit the book's
+/// column; a continuation line starts two spaces in.
+fn listing(head: &str, items: &[String]) -> String {
+    let mut text = head.to_string();
+    let mut width = text.chars().count();
+    for (i, item) in items.iter().enumerate() {
+        let comma = if i + 1 < items.len() { "," } else { "" };
+        let more = 1 + item.chars().count() + comma.len();
+        if i > 0 && width + more > lesson::COLUMNS {
+            text.push_str("\n ");
+            width = 1;
+        }
+        text.push_str(&format!(" {item}{comma}"));
+        width += more;
+    }
+    text
+}
+
 /// A weights matrix as a text table, rows and columns labelled, two decimals.
 pub fn table(values: &[Vec<f32>], rows: &[String], cols: &[String]) -> String {
     let width = rows.iter().map(|r| r.chars().count()).max().unwrap_or(0);
@@ -309,10 +327,13 @@ pub fn tour() -> String {
     // ANCHOR: tour_parameters
     let decoder = &model.decoder;
     line(format!(
-        "parameters: encoder {}, attention {}, decoder GRU {}, decoder embedding and output {}, total {}",
+        "parameters: encoder {}, attention {}, decoder GRU {},",
         model.encoder.num_parameters(),
         decoder.attention().num_parameters(),
         decoder.rnn().num_parameters(),
+    ));
+    line(format!(
+        "  decoder embedding and output {}, total {}",
         decoder.embedding().num_parameters() + decoder.dense().num_parameters(),
         model.num_parameters()
     ));
@@ -335,15 +356,12 @@ pub fn tour() -> String {
     // ANCHOR: tour_short
     let short = TrainConfig::short();
     line(format!(
-        "numbers below {}, {} training; E = {}, H = {}; {} steps of {}, lr {} after {} warmup steps",
-        short.max_number,
-        short.train_size,
-        short.embed_size,
-        short.num_hiddens,
-        short.steps,
-        short.batch_size,
-        short.lr,
-        short.warmup
+        "numbers below {}, {} training; E = {}, H = {};",
+        short.max_number, short.train_size, short.embed_size, short.num_hiddens,
+    ));
+    line(format!(
+        "  {} steps of {}, lr {} after {} warmup steps",
+        short.steps, short.batch_size, short.lr, short.warmup
     ));
     let mut straight = Trainer::additive(short);
     straight.train_until(short.steps, |_| {});
@@ -386,9 +404,10 @@ pub fn tour() -> String {
         .iter()
         .zip(resumed.model.state_dict().iter())
         .all(|((_, a), (_, b))| a.to_vec() == b.to_vec());
+    line("resumed at step 30 from a full checkpoint:".into());
     line(format!(
-        "resumed at step 30 from a full checkpoint: largest loss difference {loss_diff}, same weights at step {}: {same_weights}",
-        short.steps
+        "  largest loss difference {}, same weights at step {}: {}",
+        loss_diff, short.steps, same_weights
     ));
     // The same weights, but Adam starting again from zero moments.
     let mut restarted = Trainer::additive(short);
@@ -407,12 +426,12 @@ pub fn tour() -> String {
     let tensors = Checkpoint::read(&full).expect("written above").tensors;
     let adam = tensors.names().filter(|n| n.starts_with("adam.")).count();
     line(format!(
-        "full checkpoint: {} tensors ({} of the model, {adam} of Adam), {:.1} KiB; weights only: {:.1} KiB",
+        "full checkpoint: {} tensors ({} of the model, {adam} of Adam), {:.1} KiB;",
         tensors.len(),
         tensors.len() - adam,
         kib(&full),
-        kib(&weights_only)
     ));
+    line(format!("  weights only: {:.1} KiB", kib(&weights_only)));
     // ANCHOR_END: tour_resume
 
     line("\n== 6. When a checkpoint is wrong".into());
@@ -456,7 +475,10 @@ pub fn tour() -> String {
         });
         match result {
             Ok(()) => line(format!("{file}: loaded")),
-            Err(e) => line(scratch.anonymise(&e.to_string())),
+            Err(e) => line(lesson::wrap(
+                &scratch.anonymise(&e.to_string()),
+                lesson::COLUMNS,
+            )),
         }
     }
     // ANCHOR_END: tour_errors
@@ -467,18 +489,12 @@ pub fn tour() -> String {
     let dot = recorded("dot-product");
     let c = additive.info.config;
     line(format!(
-        "numbers below {}, {} training, {} held out; {} steps of {}, lr {} after {} warmup steps falling to {}, clip {}, E = {}, H = {}",
-        c.max_number,
-        c.train_size,
-        c.held_out,
-        c.steps,
-        c.batch_size,
-        c.lr,
-        c.warmup,
-        c.final_lr,
-        c.clip,
-        c.embed_size,
-        c.num_hiddens
+        "numbers below {}, {} training, {} held out; {} steps of {},",
+        c.max_number, c.train_size, c.held_out, c.steps, c.batch_size,
+    ));
+    line(format!(
+        "  lr {} after {} warmup steps falling to {}, clip {}, E = {}, H = {}",
+        c.lr, c.warmup, c.final_lr, c.clip, c.embed_size, c.num_hiddens
     ));
     line(format!(
         "{:>5}  {:>19}  {:>19}",
@@ -500,8 +516,9 @@ pub fn tour() -> String {
     let held_out = split(c.max_number, c.train_size, c.held_out, c.seed).held_out;
     let (accuracy, translations) =
         exact_match(&model, &held_out, &src_vocab, &tgt_vocab, EVAL_BATCH);
+    line("decoded now from trained/additive.safetensors:".into());
     line(format!(
-        "decoded now from trained/additive.safetensors: held-out exact match {accuracy:.3} ({} of {})",
+        "  held-out exact match {accuracy:.3} ({} of {})",
         translations
             .iter()
             .filter(|t| t.is_exact(&tgt_vocab))
@@ -510,9 +527,10 @@ pub fn tour() -> String {
     ));
     let monotonic = translations.iter().filter(|t| t.is_monotonic()).count();
     line(format!(
-        "alignments that never move back (each step's most attended word at or after the last's): {monotonic} of {}",
+        "alignments that never move back: {monotonic} of {}",
         translations.len()
     ));
+    line("  (each step's most attended word at or after the previous step's)".into());
     for t in translations.iter().filter(|t| !t.is_monotonic()).take(2) {
         let (words, digits) = (
             plots::source_labels(t.number),
@@ -523,7 +541,7 @@ pub fn tour() -> String {
             .zip(t.focus())
             .map(|(digit, word)| format!("{digit} ← {}", words[word]))
             .collect();
-        line(format!("moves back, {}: {}", t.number, steps.join(", ")));
+        line(listing(&format!("moves back, {}:", t.number), &steps));
     }
     for t in translations.iter().take(5) {
         line(format!(
@@ -572,7 +590,7 @@ pub fn tour() -> String {
                 )
             })
             .collect();
-    line(format!("small numbers: {}", small.join(", ")));
+    line(listing("small numbers:", &small));
     // ANCHOR_END: tour_small
     // ANCHOR: tour_alignment
     for t in alignment_translations() {

@@ -165,9 +165,10 @@ impl<A: DecoderAttention> Decoder<A> {
         enc_outputs: &Tensor,
         mask: &Mask,
     ) -> (Tensor, Tensor) {
-        let (context, weights) = self.attention.attend(state, enc_outputs, mask); // [B, H]
-        let embedded = self.embedding.forward(ids); //                               [B, E]
-        let input = Tensor::concat(&[&context, &embedded], -1); //                   [B, H + E]
+        // context [B, H], weights [B, S]
+        let (context, weights) = self.attention.attend(state, enc_outputs, mask);
+        let embedded = self.embedding.forward(ids); //             [B, E]
+        let input = Tensor::concat(&[&context, &embedded], -1); // [B, H + E]
         (self.rnn.forward(&input, state), weights)
     }
 

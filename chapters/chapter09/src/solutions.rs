@@ -98,9 +98,11 @@ pub fn smoothed_cross_entropy(
     epsilon: f32,
 ) -> Tensor {
     let (b, t) = (targets.size(0), targets.size(1));
-    let log_p = logits.log_softmax(-1); //                               [B, T, V]
-    let nll = logits.cross_entropy(targets, Reduction::None); //         [B, T]: −ln p_target
-    let uniform = -log_p.mean_dim(-1); //                                [B, T]: −(1/V) Σ ln p_v
+    let log_p = logits.log_softmax(-1); // [B, T, V]
+    // [B, T]: −ln p_target
+    let nll = logits.cross_entropy(targets, Reduction::None);
+    // [B, T]: −(1/V) Σ ln p_v
+    let uniform = -log_p.mean_dim(-1);
     let per_token = nll * (1.0 - epsilon) + uniform * epsilon;
     let keep = Mask::valid_lens(lens)
         .keep_for("smoothed_cross_entropy", &[b, 1, t])

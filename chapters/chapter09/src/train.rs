@@ -89,7 +89,8 @@ impl ResumableAdam {
         for (p, (_, m, v)) in self.params.iter().zip(&state) {
             assert!(
                 m.shape() == p.shape() && v.shape() == p.shape(),
-                "set_state: moments of shape {:?} and {:?} for a parameter of shape {:?}",
+                "set_state: moments of shape {:?} and {:?} for a parameter of \
+                 shape {:?}",
                 m.shape(),
                 v.shape(),
                 p.shape()
@@ -291,7 +292,8 @@ impl TrainConfig {
         let progress = ((step - self.warmup) as f32 / span as f32).min(1.0);
         // `libm`'s cosine gives the same bits on every platform, so the same run
         // everywhere.
-        let cosine = 0.5 * (1.0 + libm::cosf(std::f32::consts::PI * progress)); // 1 → 0
+        // From 1 at the end of the warmup to 0 at the last step.
+        let cosine = 0.5 * (1.0 + libm::cosf(std::f32::consts::PI * progress));
         self.final_lr + (self.lr - self.final_lr) * cosine
     }
     // ANCHOR_END: schedule

@@ -124,8 +124,11 @@ pub fn tour() -> String {
         human(n * f32_bytes)
     ));
     line(format!(
-        "rung 1 inner loop: a column of B, {n} values {} bytes apart: {n} cache lines ({}) for {} of values",
-        n * f32_bytes,
+        "rung 1 inner loop: a column of B, {n} values {} bytes apart",
+        n * f32_bytes
+    ));
+    line(format!(
+        "  {n} cache lines ({}) for {} of values",
         human(n * line_bytes),
         human(n * f32_bytes)
     ));
@@ -139,13 +142,17 @@ pub fn tour() -> String {
     // ANCHOR: tour_blocks
     let Tiles { kc, nc } = Tiles::DEFAULT;
     line(format!(
-        "rung 3 tiles: kc = {kc}, nc = {nc}: a block of B is {}, a stretch of a row of C {}",
-        human(kc * nc * f32_bytes),
+        "rung 3 tiles: kc = {kc}, nc = {nc}: a block of B is {}",
+        human(kc * nc * f32_bytes)
+    ));
+    line(format!(
+        "  a stretch of a row of C {}",
         human(nc * f32_bytes)
     ));
     let Blocks { mc, kc, nc } = Blocks::DEFAULT;
+    line(format!("rung 4 blocks: mc = {mc}, kc = {kc}, nc = {nc}"));
     line(format!(
-        "rung 4 blocks: mc = {mc}, kc = {kc}, nc = {nc}; tile MR × NR = {MR} × {NR} ({} in registers)",
+        "  tile MR × NR = {MR} × {NR} ({} in registers)",
         human(MR * NR * f32_bytes)
     ));
     line(format!(
@@ -168,7 +175,8 @@ pub fn tour() -> String {
     naive(&a, &b, &mut reference, m, k, n);
     let bound = rounding_bound(&a, &b, m, k, n);
     line(format!(
-        "A [{m}, {k}] · B [{k}, {n}], seeded; each rung against rung 1 (largest bound {:.2e}):",
+        "A [{m}, {k}] · B [{k}, {n}], seeded; each rung against rung 1 \
+         (largest bound {:.2e}):",
         bound.iter().copied().fold(0.0, f64::max)
     ));
     let rungs: [(&str, Product); 3] = [
@@ -186,7 +194,8 @@ pub fn tour() -> String {
             .all(|((x, y), bound)| f64::from((x - y).abs()) <= *bound);
         let worst = max_abs_diff(&c, &reference);
         line(format!(
-            "  {name:<17} largest |C - C1| = {}, same bits: {}, within the bound: {within}",
+            "  {name:<17} max |C - C1| = {}, same bits: {}, \
+             within the bound: {within}",
             if worst == 0.0 {
                 "0".into()
             } else {
@@ -214,23 +223,23 @@ pub fn tour() -> String {
     let sample = Sample::committed();
     line(format!("cpu: {}", sample.cpu));
     line(format!(
-        "caches: {}; rungs 4 and 5: {} kernel; rung 5: {} threads; engine: {} path; fastest of {} rounds",
-        sample.caches,
-        sample.kernel,
-        sample.threads,
-        sample.engine_path,
-        sample.rounds
+        "caches: {}; fastest of {} rounds",
+        sample.caches, sample.rounds
+    ));
+    line(format!(
+        "rungs 4 and 5: {} kernel; rung 5: {} threads; engine: {} path",
+        sample.kernel, sample.threads, sample.engine_path
     ));
     line(sample.table());
     let second = Sample::second_machine();
     line(format!("a second machine: {}", second.cpu));
     line(format!(
-        "caches: {}; rungs 4 and 5: {} kernel; rung 5: {} threads; engine: {} and AVX2 paths; fastest of {} rounds",
-        second.caches,
-        second.kernel,
-        second.threads,
-        second.engine_path,
-        second.rounds
+        "caches: {}; fastest of {} rounds",
+        second.caches, second.rounds
+    ));
+    line(format!(
+        "rungs 4 and 5: {} kernel; rung 5: {} threads; engine: {} and AVX2 paths",
+        second.kernel, second.threads, second.engine_path
     ));
     line(second.table());
     // ANCHOR_END: tour_sample
@@ -239,18 +248,25 @@ pub fn tour() -> String {
     // ANCHOR: tour_big
     let (b, q, k, h) = (8, 1024, 1024, 256);
     line(format!(
-        "B = {b}, Q = K = {q}, h = {h}: one [B, Q, K, h] tensor is {}; the scores [B, Q, K] are {}",
-        human(pairs_bytes(b, q, k, h)),
+        "B = {b}, Q = K = {q}, h = {h}: one [B, Q, K, h] tensor is {}",
+        human(pairs_bytes(b, q, k, h))
+    ));
+    line(format!(
+        "  the scores [B, Q, K] are {}",
         human(pairs_bytes(b, q, k, 1))
     ));
     line(format!(
-        "forward pass, at least: broadcast 2 × [B, Q, K, h] = {}, fused 2 × [B, Q, K] = {}",
-        human(2 * pairs_bytes(b, q, k, h)),
+        "forward pass, at least: broadcast 2 × [B, Q, K, h] = {}",
+        human(2 * pairs_bytes(b, q, k, h))
+    ));
+    line(format!(
+        "  fused 2 × [B, Q, K] = {}",
         human(2 * pairs_bytes(b, q, k, 1))
     ));
     // ANCHOR_END: tour_big
     line(format!(
-        "peak bytes beyond inputs and parameters, B = {MEMORY_BATCH}, h = {MEMORY_HIDDEN}, self-attention over n tokens:"
+        "peak bytes beyond inputs and parameters, B = {MEMORY_BATCH}, h = {MEMORY_HIDDEN}, \
+         self-attention over n tokens:"
     ));
     line(format!(
         "{:>4} {:>11} | {:>13} {:>11} {:>6} | {:>13} {:>11} {:>6}",
@@ -293,8 +309,9 @@ pub fn tour() -> String {
         &engine::Tensor::from_vec(keys, [2, 5, 8]),
         &engine::Tensor::from_vec(w, [8]),
     );
+    line("fused_scores by hand against queries.additive_scores(&keys, &w)".into());
     line(format!(
-        "fused_scores by hand against queries.additive_scores(&keys, &w): shape {:?}, agree to 1e-5: {}",
+        "  shape {:?}, agree to 1e-5: {}",
         engine_op.shape(),
         max_abs_diff(&by_hand, &engine_op.to_vec()) < 1e-5
     ));

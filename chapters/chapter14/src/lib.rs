@@ -86,9 +86,12 @@ pub fn tour() -> String {
         let g = elementwise_grid(n, GROUP, MAX_GROUPS_PER_DIM);
         let (busy, launched) = grid::busy_share(n, &g, GROUP);
         line(format!(
-            "{what}: {} x {} workgroups of {GROUP}, {} invocations, {} of them busy",
+            "{what}: {} x {} workgroups of {GROUP}",
             count(g.x),
-            count(g.y),
+            count(g.y)
+        ));
+        line(format!(
+            "  {} invocations, {} of them busy",
             count(launched),
             count(busy)
         ));
@@ -98,10 +101,13 @@ pub fn tour() -> String {
         let g = matmul_grid(1024, 1024, 1, t);
         let heads = matmul_grid(1024, 1024, 64, t);
         line(format!(
-            "{t} x {t} tiles: [1024, 1024] · [1024, 1024] is {} x {} = {} workgroups; the scores of 8 x 8 heads, [64, 1024, 64] · [64, 64, 1024], {}",
+            "{t} x {t} tiles: [1024, 1024] · [1024, 1024] is {} x {} = {} workgroups",
             g.x,
             g.y,
-            g.groups(),
+            g.groups()
+        ));
+        line(format!(
+            "  the scores of 8 x 8 heads, [64, 1024, 64] · [64, 64, 1024]: {} workgroups",
             count(heads.groups())
         ));
     }
@@ -116,9 +122,12 @@ pub fn tour() -> String {
     for tiling in [Tiling::TILE64, Tiling::TILE128] {
         let tiled = tiled_matmul(&a, &b, (m, k, n), tiling);
         line(format!(
-            "[{m}, {k}] · [{k}, {n}] with {0} x {0} tiles (steps of {1} along k): the same bits as the definition: {2}",
+            "[{m}, {k}] · [{k}, {n}] with {0} x {0} tiles (steps of {1} along k)",
             tiling.tile(),
-            tiling.step(),
+            tiling.step()
+        ));
+        line(format!(
+            "  the same bits as the definition: {}",
             tiled == definition
         ));
     }
@@ -130,9 +139,9 @@ pub fn tour() -> String {
     for n in [1024, 4096] {
         let (naive, t64) = main_memory_reads(n, n, n, Tiling::TILE64);
         let (_, t128) = main_memory_reads(n, n, n, Tiling::TILE128);
+        line(format!("[{n}, {n}] · [{n}, {n}]: naive {}", count(naive)));
         line(format!(
-            "[{n}, {n}] · [{n}, {n}]: naive {}, 64 x 64 tiles {} ({}x fewer), 128 x 128 tiles {} ({}x fewer)",
-            count(naive),
+            "  64 x 64 tiles {} ({}x fewer), 128 x 128 tiles {} ({}x fewer)",
             count(t64),
             naive / t64,
             count(t128),
@@ -149,10 +158,13 @@ pub fn tour() -> String {
     line(format!("GPU: {}", sample.gpu));
     if let Some(model) = sample.cost_model() {
         line(format!(
-            "its cost model: CPU {:.1} GFLOP/s, GPU {:.1} GFLOP/s, a launch {}, upload {:.2} GB/s, read back {:.2} GB/s",
+            "its cost model: CPU {:.1} GFLOP/s, GPU {:.1} GFLOP/s, a launch {}",
             model.cpu_flops / 1e9,
             model.gpu_flops / 1e9,
-            human_seconds(model.launch_seconds),
+            human_seconds(model.launch_seconds)
+        ));
+        line(format!(
+            "  upload {:.2} GB/s, read back {:.2} GB/s",
             model.upload_bytes_per_second / 1e9,
             model.readback_bytes_per_second / 1e9
         ));

@@ -33,7 +33,8 @@ var<workgroup> tile_b: array<f32, BK_TIMES_BN>; // [BK][BN]
 
 // ANCHOR: entry
 @compute @workgroup_size(16, 16)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(local_invocation_id) lid: vec3<u32>) {
     let M = params[0];
     let N = params[1];
     let K = params[2];

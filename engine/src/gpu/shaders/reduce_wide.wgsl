@@ -22,7 +22,8 @@ fn combine(kind: u32, a: f32, b: f32) -> f32 {
 }
 
 @compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>) {
     let o = wid.y * nwg.x + wid.x; // the output element of this workgroup
     let outer = params[0];

@@ -11,7 +11,8 @@
 @group(0) @binding(4) var<storage, read_write> out: array<f32>;
 
 @compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>) {
     let e = flat_index(wid, nwg, lid);
     if (e >= params[0]) {
