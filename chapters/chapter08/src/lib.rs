@@ -25,7 +25,8 @@
 //! 6. Self-attention and positions ([`positions`]): self-attention cannot tell the
 //!    order of its tokens ([`positions::permutation_gap`]); the sinusoidal encoding,
 //!    its relative-position property, and the cost of self-attention beside recurrent
-//!    and convolutional layers ([`positions::LayerCost`]).
+//!    and convolutional layers ([`positions::LayerCost`]), with a convolution built
+//!    from ops to time beside them ([`convolution::SequenceConvolution`]).
 //! 7. [`tour`] and [`positions::tour`]: everything the page prints (`cargo run -p
 //!    chapter08`).
 //!
@@ -34,6 +35,7 @@
 
 use attention::prelude::*;
 
+pub mod convolution;
 pub mod cost;
 pub mod decoding;
 pub mod pitfalls;

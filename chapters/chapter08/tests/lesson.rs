@@ -439,3 +439,50 @@ fn the_layer_costs_follow_the_transformer_papers_table() {
         [1, 9]
     );
 }
+
+/// The convolution against its definition, one output at a time:
+/// `out[b, t, o] = bias[o] + Σⱼ Σᵢ x[b, t + j − k/2, i] · W[j, i, o]`, zero outside.
+#[test]
+fn the_sequence_convolution_is_its_definition_with_zero_padding() {
+    use chapter08::convolution::SequenceConvolution;
+    manual_seed(3);
+    let (batch, n, d, k) = (2, 5, 3, 3);
+    let conv = SequenceConvolution::new(k, d);
+    let x = Tensor::randn([batch, n, d]);
+    let out = conv.forward(&x);
+    assert_eq!(out.shape(), &[batch, n, d]);
+    let (w, bias) = conv.parameters();
+    let (w, bias, xs, got) = (w.to_vec(), bias.to_vec(), x.to_vec(), out.to_vec());
+    for b in 0..batch {
+        for t in 0..n {
+            for o in 0..d {
+                let mut want = bias[o];
+                for j in 0..k {
+                    let Some(s) = (t + j).checked_sub(k / 2).filter(|&s| s < n)
+                    else {
+                        continue;
+                    };
+                    for i in 0..d {
+                        want += xs[(b * n + s) * d + i] * w[(j * d + i) * d + o];
+                    }
+                }
+                let have = got[(b * n + t) * d + o];
+                assert!(
+                    (have - want).abs() < 1e-5,
+                    "b {b} t {t} o {o}: {have} vs {want}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_sequence_convolution_refuses_an_even_width() {
+    let message = lesson::panic_message(|| {
+        chapter08::convolution::SequenceConvolution::new(4, 3);
+    });
+    assert_eq!(
+        message,
+        "SequenceConvolution::new: the width k must be odd, found 4"
+    );
+}
