@@ -1,11 +1,11 @@
 //! Additive attention (Bahdanau et al.), batched over queries: d2l's
 //! `AdditiveAttention`.
 
-use engine::Tensor;
 use engine::nn::{
     Dropout, DropoutConfig, Linear, LinearConfig, LoadError, Module, StateDict,
     StateReader, prefixed,
 };
+use engine::{Activation, Tensor};
 
 use crate::check;
 use crate::mask::Mask;
@@ -29,7 +29,8 @@ pub enum AdditiveScoring {
 }
 
 /// The additive score of every projected query against every projected key:
-/// `score[b, q, k] = w · tanh(q̃[b, q] + k̃[b, k])`.
+/// `score[b, q, k] = w · f(q̃[b, q] + k̃[b, k])`, `f` the activation (`tanh` unless the
+/// config says otherwise).
 ///
 /// `queries: [B, Q, h]` and `keys: [B, K, h]` are already projected; `w` is `[h]`.
 #[track_caller]
@@ -38,10 +39,17 @@ pub(crate) fn additive_scores(
     keys: &Tensor,
     w: &Tensor,
     scoring: AdditiveScoring,
+    activation: Activation,
 ) -> Tensor {
-    match scoring {
-        AdditiveScoring::Fused => queries.additive_scores(keys, w),
-        AdditiveScoring::Broadcast => broadcast_additive_scores(queries, keys, w),
+    match (scoring, activation) {
+        (AdditiveScoring::Fused, f) => queries.additive_scores_with(keys, w, f),
+        (AdditiveScoring::Broadcast, Activation::Tanh) => {
+            broadcast_additive_scores(queries, keys, w)
+        }
+        (AdditiveScoring::Broadcast, f) => f
+            .apply(&(queries.unsqueeze(2) + keys.unsqueeze(1)))
+            .matmul(&w.unsqueeze(1))
+            .squeeze(-1),
     }
 }
 
@@ -87,6 +95,9 @@ pub struct AdditiveAttentionConfig {
     pub fill: Fill,
     /// How the scores are computed (default [`AdditiveScoring::Fused`]).
     pub scoring: AdditiveScoring,
+    /// The activation of the energies, `w · f(q̃ + k̃)` (default [`Activation::Tanh`],
+    /// as in d2l; `Relu` is a debugging guide's alternative when `tanh` saturates).
+    pub activation: Activation,
 }
 
 /// Additive attention over a batch of queries, exactly d2l's `AdditiveAttention`:
@@ -137,6 +148,7 @@ pub struct AdditiveAttention {
     dropout: Dropout,
     fill: Fill,
     scoring: AdditiveScoring,
+    activation: Activation,
     weights: WeightsSlot,
 }
 
@@ -199,6 +211,7 @@ impl AdditiveAttention {
             dropout: Dropout::new(DropoutConfig { p: config.dropout }),
             fill: config.fill,
             scoring: config.scoring,
+            activation: config.activation,
             weights: WeightsSlot::default(),
         }
     }
@@ -224,6 +237,7 @@ impl AdditiveAttention {
             &self.w_k.forward(keys),
             &self.w_v.weight().squeeze(0),
             self.scoring,
+            self.activation,
         );
         let weights =
             masked_softmax_in("AdditiveAttention", &scores, mask, self.fill);

@@ -1,10 +1,10 @@
 //! Additive attention for one query per example, with biases, a learned score vector and a
 //! value projection after pooling: the form used by a seq2seq decoder (the first article).
 
-use engine::Tensor;
 use engine::nn::{
     Linear, LoadError, Module, StateDict, StateReader, parameter, prefixed,
 };
+use engine::{Activation, Tensor};
 
 use crate::additive::{AdditiveScoring, additive_scores, projection};
 use crate::check;
@@ -45,6 +45,9 @@ pub struct BahdanauAttentionConfig {
     pub fill: Fill,
     /// How the scores are computed (default [`AdditiveScoring::Fused`]).
     pub scoring: AdditiveScoring,
+    /// The activation of the energies, `v · f(W_q q + W_k k)` (default
+    /// [`Activation::Tanh`], the article's).
+    pub activation: Activation,
 }
 
 /// Bahdanau-style additive attention for a single query per example:
@@ -287,6 +290,7 @@ impl BahdanauAttention {
             &self.w_k.forward(keys),
             &self.v,
             self.config.scoring,
+            self.config.activation,
         );
         let weights = masked_softmax_in(module, &scores, mask, self.config.fill);
         let pooled = weights.bmm(values).squeeze(1);

@@ -90,6 +90,8 @@ pub use dot_product::{
     DotProductAttention, DotProductAttentionConfig, SdpaOptions,
     scaled_dot_product_attention, scaled_dot_product_attention_with,
 };
+/// The activation of the additive modules' energies (their configs' `activation`).
+pub use engine::Activation;
 pub use kv_cache::KvCache;
 pub use mask::Mask;
 pub use masked_softmax::{D2L_FILL, Fill, masked_softmax};

@@ -1,7 +1,7 @@
 //! Multi-head additive attention: several Bahdanau heads side by side (the first article).
 
-use engine::Tensor;
 use engine::nn::{Linear, LoadError, Module, StateDict, StateReader, prefixed};
+use engine::{Activation, Tensor};
 
 use crate::additive::{AdditiveScoring, projection};
 use crate::bahdanau::{BahdanauAttention, BahdanauAttentionConfig};
@@ -31,6 +31,8 @@ pub struct MultiHeadAdditiveAttentionConfig {
     pub fill: Fill,
     /// How every head computes its scores (default [`AdditiveScoring::Fused`]).
     pub scoring: AdditiveScoring,
+    /// The activation of every head's energies (default [`Activation::Tanh`]).
+    pub activation: Activation,
 }
 
 /// `num_heads` independent [`BahdanauAttention`] heads of hidden size
@@ -153,6 +155,7 @@ impl MultiHeadAdditiveAttention {
             num_hiddens: c.num_hiddens / c.num_heads,
             fill: c.fill,
             scoring: c.scoring,
+            activation: c.activation,
         }
     }
 

@@ -278,10 +278,16 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
             wants(a).then(|| sum_to(&g.matmul(b), a.shape())),
             wants(b).then(|| sum_to(&g.t_matmul(a), b.shape())),
         ],
-        // s = Σₕ w tanh(q + k): with t = tanh(q + k), dq = dk = Σ g w (1 − t²), dw =
-        // Σ g t, computed by one kernel that recomputes t rather than storing it.
-        Op::AdditiveScores { queries, keys, w } => {
-            let [dq, dk, dw] = queries.additive_scores_grads(keys, w, g);
+        // s = Σₕ w f(q + k): with t = f(q + k), dq = dk = Σ g w f'(q + k), dw = Σ g t
+        // (f' = 1 − t² for tanh), computed by one kernel that recomputes t rather than
+        // storing it.
+        Op::AdditiveScores {
+            queries,
+            keys,
+            w,
+            activation,
+        } => {
+            let [dq, dk, dw] = queries.additive_scores_grads(keys, w, g, *activation);
             vec![
                 wants(queries).then_some(dq),
                 wants(keys).then_some(dk),

@@ -67,7 +67,7 @@
 //! | `max_dim_with_indices` `topk` | `ops/select.rs` | `cpu/select.rs` | none | `Op::Gather` for the values |
 //! | `softmax` `log_softmax` | `ops/softmax.rs` | `cpu/reduce.rs` | `softmax.wgsl` | `Op::Softmax`, `Op::LogSoftmax` |
 //! | `matmul` `bmm` `matmul_t` | `ops/matmul.rs` | `cpu/matmul.rs` | `matmul.wgsl` (tiled, workgroup memory; reads either operand transposed in place) | `Op::Matmul`, `Op::MatmulT` |
-//! | `additive_scores` (fused `Σₕ w tanh(q + k)`) | `ops/additive.rs` | `cpu/additive.rs` | `additive.wgsl` (scores and the three gradients) | `Op::AdditiveScores` |
+//! | `additive_scores` `additive_scores_with` (fused `Σₕ w f(q + k)`, `f` = tanh or ReLU) | `ops/additive.rs` | `cpu/additive.rs` | `additive.wgsl` (scores and the three gradients) | `Op::AdditiveScores` |
 //! | `reshape` `flatten` `unsqueeze` `squeeze` (share the values) `permute` `transpose` `broadcast_to` `expand` | `ops/reshape.rs` | `cpu/layout.rs` | `strided_copy.wgsl` | `Op::Reshape`, `Op::Permute`, `Op::Expand` |
 //! | `concat` `stack` `narrow` `slice` | `ops/join.rs` | `cpu/layout.rs` | `scatter_copy.wgsl` (concat), `strided_copy.wgsl` (narrow) | `Op::Concat`, `Op::Narrow` |
 //! | `index_select` `embedding` `repeat_interleave` | `ops/indexing.rs` | `cpu/layout.rs` | `index_select.wgsl`; derivative `segment_sum.wgsl` | `Op::IndexSelect` |
@@ -87,6 +87,7 @@
 //! - Ops panic on a shape mistake, with a message naming the op and the shapes, at the
 //!   caller's line; they do not return `Result`.
 
+mod activation;
 pub mod anomaly;
 mod backprop;
 mod check;
@@ -112,6 +113,7 @@ mod storage;
 mod tensor;
 pub mod threads;
 
+pub use activation::Activation;
 pub use device::{Device, DeviceError};
 pub use grad_mode::no_grad;
 pub use op::GeluApprox;

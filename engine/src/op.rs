@@ -4,6 +4,7 @@
 //! The derivative of every variant is in `backprop.rs`, in one `match` with no catch-all
 //! arm: adding a variant here without writing its derivative there does not compile.
 
+use crate::activation::Activation;
 use crate::tensor::Tensor;
 
 /// Which formula [`Tensor::gelu`] uses.
@@ -74,6 +75,7 @@ pub(crate) enum Op {
         queries: Tensor,
         keys: Tensor,
         w: Tensor,
+        activation: Activation,
     },
     Reshape(Tensor),
     Permute(Tensor, Vec<usize>),
@@ -192,7 +194,9 @@ impl Op {
             | Op::To(x) => vec![x],
             Op::Concat(xs, _) => xs.iter().collect(),
             Op::Where { cond, a, b } => vec![cond, a, b],
-            Op::AdditiveScores { queries, keys, w } => vec![queries, keys, w],
+            Op::AdditiveScores {
+                queries, keys, w, ..
+            } => vec![queries, keys, w],
         }
     }
 }

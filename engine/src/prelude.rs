@@ -4,7 +4,7 @@
 //! ([`Module`] for `eval()`, `parameters()`, `load_state_dict()`; [`Optimizer`] for
 //! `step()`), the layers with their configs, [`StateDict`] and the [`LoadError`] a load
 //! returns, and the small enums that ops take as arguments ([`Reduction`],
-//! [`GeluApprox`]).
+//! [`GeluApprox`], [`Activation`]).
 //!
 //! ```
 //! use engine::prelude::*;
@@ -16,6 +16,7 @@
 //! assert_eq!(y.shape(), &[1, 2]);
 //! ```
 
+pub use crate::activation::Activation;
 pub use crate::grad_mode::no_grad;
 pub use crate::nn::{
     Dropout, DropoutConfig, Embedding, EmbeddingConfig, Gru, GruCell, GruConfig,

@@ -24,7 +24,7 @@ use common::{
     mask_of, name, state, state_dict, stored, tensor,
 };
 use engine::nn::Module;
-use engine::{Tensor, no_grad};
+use engine::{Activation, Tensor, no_grad};
 use serde_json::Value;
 
 /// Every case family the golden file may hold, each read by one test below.
@@ -199,6 +199,7 @@ fn additive_attention_matches_d2l() {
             dropout: 0.0,
             fill: fill_of(case).unwrap_or_default(),
             scoring,
+            activation: Activation::Tanh,
         };
         let module = AdditiveAttention::from_state_dict(config, &state(case))
             .unwrap_or_else(|e| panic!("{label}: {e}"));
@@ -242,6 +243,7 @@ fn bahdanau(case: &Value, scoring: AdditiveScoring) -> BahdanauAttention {
         num_hiddens: usize_config(case, "hidden"),
         fill: fill_of(case).unwrap_or_default(),
         scoring,
+        activation: Activation::Tanh,
     };
     BahdanauAttention::from_state_dict(config, &state(case))
         .unwrap_or_else(|e| panic!("{}: {e}", name(case)))
@@ -296,6 +298,7 @@ fn multi_head_additive_attention_matches_reference() {
             num_heads: heads,
             fill: fill_of(case).unwrap_or_default(),
             scoring,
+            activation: Activation::Tanh,
         };
         let module =
             MultiHeadAdditiveAttention::from_state_dict(config, &state(case))
@@ -589,6 +592,7 @@ fn bahdanau_attention_loads_the_articles_state_dict_and_gives_its_numbers() {
             num_hiddens: usize_config(case, "hidden"),
             fill: fill_of(case).unwrap_or_default(),
             scoring,
+            activation: Activation::Tanh,
         };
         assert_eq!(
             config.fill,

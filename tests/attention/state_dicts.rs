@@ -194,6 +194,7 @@ const BAHDANAU: BahdanauAttentionConfig = BahdanauAttentionConfig {
     num_hiddens: 5,
     fill: Fill::Safe,
     scoring: AdditiveScoring::Fused,
+    activation: Activation::Tanh,
 };
 
 /// The article's state dict for `module`: its own tensors under the article's names, `v`

@@ -1,16 +1,21 @@
 //! The fused `additive_scores` op against its definition, the composed form
-//! `(q.unsqueeze(2) + k.unsqueeze(1)).tanh() · w`: values, every gradient, finite
+//! `(q.unsqueeze(2) + k.unsqueeze(1)).tanh() · w` (and `.relu()` for
+//! `additive_scores_with(.., Activation::Relu)`): values, every gradient, finite
 //! differences, the edge cases of its loops, and its error messages.
 
 use crate::common;
 
 use common::{check, panic_at, panic_message, randn};
-use engine::{Tensor, memory};
+use engine::{Activation, Tensor, memory};
 
-/// The composed (broadcast) form: builds `[B, Q, K, h]`.
-fn composed(queries: &Tensor, keys: &Tensor, w: &Tensor) -> Tensor {
-    (queries.unsqueeze(2) + keys.unsqueeze(1))
-        .tanh()
+/// The composed (broadcast) form with the activation `f`: builds `[B, Q, K, h]`.
+fn composed_with(
+    queries: &Tensor,
+    keys: &Tensor,
+    w: &Tensor,
+    f: Activation,
+) -> Tensor {
+    f.apply(&(queries.unsqueeze(2) + keys.unsqueeze(1)))
         .matmul(&w.unsqueeze(1))
         .squeeze(-1)
 }
@@ -33,13 +38,20 @@ fn assert_close(what: &str, fused: &Tensor, composed: &Tensor, tol: f32) {
 
 /// Values and the three gradients of both forms, with the same upstream gradient.
 fn both_forms(b: usize, q: usize, k: usize, h: usize, seed: u64) {
+    for f in [Activation::Tanh, Activation::Relu] {
+        both_forms_with(b, q, k, h, seed, f);
+    }
+}
+
+/// [`both_forms`] for one activation.
+fn both_forms_with(b: usize, q: usize, k: usize, h: usize, seed: u64, f: Activation) {
     let queries = randn(&[b, q, h], seed).requires_grad_();
     let keys = randn(&[b, k, h], seed + 1).requires_grad_();
     let w = randn(&[h], seed + 2).requires_grad_();
     let upstream = randn(&[b, q, k], seed + 3);
-    let what = format!("B={b} Q={q} K={k} h={h}");
+    let what = format!("{f}, B={b} Q={q} K={k} h={h}");
 
-    let fused = queries.additive_scores(&keys, &w);
+    let fused = queries.additive_scores_with(&keys, &w, f);
     fused.backward_with(&upstream);
     let fused_grads: Vec<Tensor> = [&queries, &keys, &w]
         .iter()
@@ -48,7 +60,7 @@ fn both_forms(b: usize, q: usize, k: usize, h: usize, seed: u64) {
     for t in [&queries, &keys, &w] {
         t.zero_grad();
     }
-    let plain = composed(&queries, &keys, &w);
+    let plain = composed_with(&queries, &keys, &w, f);
     plain.backward_with(&upstream);
 
     assert_close(&format!("{what}: scores"), &fused, &plain, 1e-5);
@@ -147,6 +159,35 @@ fn additive_scores_gradcheck() {
         |t| t[0].additive_scores(&t[1], &t[2]),
         &[randn(&[1, 2, 9], 4), randn(&[1, 3, 9], 5), randn(&[9], 6)],
     );
+}
+
+#[test]
+fn additive_scores_with_relu_gradcheck() {
+    // ReLU has a kink at 0, where finite differences straddle two slopes: keep every
+    // q + k away from it (|q| in [0.5, 1.5], |k| below 0.25).
+    let queries = common::away_from_zero(&[2, 3, 6], 0.5, 7);
+    let keys = common::uniform(&[2, 4, 6], -0.25, 0.25, 8);
+    check(
+        "additive_scores_with relu [2,3,6] [2,4,6] [6]",
+        |t| t[0].additive_scores_with(&t[1], &t[2], Activation::Relu),
+        &[queries, keys, randn(&[6], 9)],
+    );
+}
+
+#[test]
+fn relu_scores_by_hand_and_no_gradient_where_every_energy_is_negative() {
+    // q + k = [1.5, -2], [-0.5, -1]: w·relu = 2·1.5 + 0 = 3, and 0 (every energy < 0).
+    let queries = Tensor::from_vec(vec![0.5, -1.0], [1, 1, 2]).requires_grad_();
+    let keys =
+        Tensor::from_vec(vec![1.0, -1.0, -1.0, 0.0], [1, 2, 2]).requires_grad_();
+    let w = Tensor::from_vec(vec![2.0, 1.0], [2]).requires_grad_();
+    let scores = queries.additive_scores_with(&keys, &w, Activation::Relu);
+    assert_eq!(scores.to_vec(), vec![3.0, 0.0]);
+    scores.sum().backward();
+    // Only the first key's first unit is active: dq = w[0] there, dw = its energy.
+    assert_eq!(queries.grad().unwrap().to_vec(), vec![2.0, 0.0]);
+    assert_eq!(keys.grad().unwrap().to_vec(), vec![2.0, 0.0, 0.0, 0.0]);
+    assert_eq!(w.grad().unwrap().to_vec(), vec![1.5, 0.0]);
 }
 
 #[test]

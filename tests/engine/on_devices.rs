@@ -241,6 +241,14 @@ fn fused_additive_scores() {
         backward_weighted(&s, 20);
         vec![s, q.grad().unwrap(), k.grad().unwrap(), w.grad().unwrap()]
     });
+    on_devices("additive_scores_with relu", F32, |dev| {
+        let q = param(&[2, 3, 8], 21, dev);
+        let k = param(&[2, 5, 8], 22, dev);
+        let w = param(&[8], 23, dev);
+        let s = q.additive_scores_with(&k, &w, engine::Activation::Relu);
+        backward_weighted(&s, 24);
+        vec![s, q.grad().unwrap(), k.grad().unwrap(), w.grad().unwrap()]
+    });
 }
 
 #[test]

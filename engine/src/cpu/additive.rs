@@ -1,8 +1,9 @@
-//! Fused additive scores: `s[b, q, k] = Σₕ w[h] · tanh(q[b, q, h] + k[b, k, h])`, forward
-//! and backward, without the `[B, Q, K, h]` tensor that the broadcast form builds.
+//! Fused additive scores: `s[b, q, k] = Σₕ w[h] · f(q[b, q, h] + k[b, k, h])`, with `f`
+//! the [`Activation`] (`tanh`, or ReLU), forward and backward, without the `[B, Q, K, h]`
+//! tensor that the broadcast form builds.
 //!
 //! The forward pass walks one (query, key) pair at a time and keeps only its running sum;
-//! the backward pass recomputes each `tanh` instead of storing it (memory is what made the
+//! the backward pass recomputes each `f` instead of storing it (memory is what made the
 //! broadcast form impossible at `Q = K = 1024`, and arithmetic is cheap next to memory
 //! traffic).
 //!
@@ -18,6 +19,7 @@
 
 use super::lanes::lane_sum;
 use super::math::tanh;
+use crate::activation::Activation;
 use crate::kernels::{self, KernelPath};
 use crate::spare;
 
@@ -46,15 +48,20 @@ pub(crate) fn scores(
     keys: &[f32],
     w: &[f32],
     dims: Dims,
+    activation: Activation,
 ) -> Vec<f32> {
     match kernels::active() {
         // SAFETY: `kernels::active` names only paths this CPU supports.
         #[cfg(target_arch = "x86_64")]
-        KernelPath::Avx512 => unsafe { scores_avx512(queries, keys, w, dims) },
+        KernelPath::Avx512 => unsafe {
+            scores_avx512(queries, keys, w, dims, activation)
+        },
         // SAFETY: as above.
         #[cfg(target_arch = "x86_64")]
-        KernelPath::Avx2 => unsafe { scores_avx2(queries, keys, w, dims) },
-        _ => scores_portable(queries, keys, w, dims),
+        KernelPath::Avx2 => unsafe {
+            scores_avx2(queries, keys, w, dims, activation)
+        },
+        _ => scores_portable(queries, keys, w, dims, activation),
     }
 }
 
@@ -66,17 +73,20 @@ pub(crate) fn grads(
     w: &[f32],
     upstream: &[f32],
     dims: Dims,
+    activation: Activation,
 ) -> Grads {
     match kernels::active() {
         // SAFETY: `kernels::active` names only paths this CPU supports.
         #[cfg(target_arch = "x86_64")]
         KernelPath::Avx512 => unsafe {
-            grads_avx512(queries, keys, w, upstream, dims)
+            grads_avx512(queries, keys, w, upstream, dims, activation)
         },
         // SAFETY: as above.
         #[cfg(target_arch = "x86_64")]
-        KernelPath::Avx2 => unsafe { grads_avx2(queries, keys, w, upstream, dims) },
-        _ => grads_portable(queries, keys, w, upstream, dims),
+        KernelPath::Avx2 => unsafe {
+            grads_avx2(queries, keys, w, upstream, dims, activation)
+        },
+        _ => grads_portable(queries, keys, w, upstream, dims, activation),
     }
 }
 
@@ -91,8 +101,9 @@ unsafe fn scores_avx512(
     keys: &[f32],
     w: &[f32],
     dims: Dims,
+    activation: Activation,
 ) -> Vec<f32> {
-    scores_portable(queries, keys, w, dims)
+    scores_portable(queries, keys, w, dims, activation)
 }
 
 /// [`scores_portable`] compiled for AVX2 with FMA.
@@ -106,8 +117,9 @@ unsafe fn scores_avx2(
     keys: &[f32],
     w: &[f32],
     dims: Dims,
+    activation: Activation,
 ) -> Vec<f32> {
-    scores_portable(queries, keys, w, dims)
+    scores_portable(queries, keys, w, dims, activation)
 }
 
 /// [`grads_portable`] compiled for AVX-512.
@@ -122,8 +134,9 @@ unsafe fn grads_avx512(
     w: &[f32],
     upstream: &[f32],
     dims: Dims,
+    activation: Activation,
 ) -> Grads {
-    grads_portable(queries, keys, w, upstream, dims)
+    grads_portable(queries, keys, w, upstream, dims, activation)
 }
 
 /// [`grads_portable`] compiled for AVX2 with FMA.
@@ -138,12 +151,40 @@ unsafe fn grads_avx2(
     w: &[f32],
     upstream: &[f32],
     dims: Dims,
+    activation: Activation,
 ) -> Grads {
-    grads_portable(queries, keys, w, upstream, dims)
+    grads_portable(queries, keys, w, upstream, dims, activation)
 }
 
 #[inline(always)]
-fn scores_portable(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) -> Vec<f32> {
+fn scores_portable(
+    queries: &[f32],
+    keys: &[f32],
+    w: &[f32],
+    dims: Dims,
+    activation: Activation,
+) -> Vec<f32> {
+    match activation {
+        Activation::Tanh => scores_of(queries, keys, w, dims, tanh),
+        Activation::Relu => scores_of(queries, keys, w, dims, relu),
+    }
+}
+
+/// `max(x, 0)`, as the element-wise `relu` computes it.
+#[inline(always)]
+fn relu(x: f32) -> f32 {
+    x.max(0.0)
+}
+
+/// The scores with the activation `f`, compiled once per activation.
+#[inline(always)]
+fn scores_of(
+    queries: &[f32],
+    keys: &[f32],
+    w: &[f32],
+    dims: Dims,
+    f: impl Fn(f32) -> f32,
+) -> Vec<f32> {
     let Dims {
         batch,
         queries: nq,
@@ -154,7 +195,7 @@ fn scores_portable(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) -> Vec<
     if out.is_empty() || h == 0 {
         return out; // no pair, or every score is an empty sum
     }
-    // The terms w[h]·tanh(q[h] + k[h]) of one pair: a map, then a sum, vectorise reliably.
+    // The terms w[h]·f(q[h] + k[h]) of one pair: a map, then a sum, vectorise reliably.
     let mut terms = vec![0.0f32; h];
     for ((q_block, k_block), out_block) in queries
         .chunks_exact(nq * h)
@@ -168,7 +209,7 @@ fn scores_portable(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) -> Vec<
                 let (q_row, k_row, w, terms) =
                     (&q_row[..h], &k_row[..h], &w[..h], &mut terms[..h]);
                 for i in 0..h {
-                    terms[i] = w[i] * tanh(q_row[i] + k_row[i]);
+                    terms[i] = w[i] * f(q_row[i] + k_row[i]);
                 }
                 *score = lane_sum(terms);
             }
@@ -177,8 +218,6 @@ fn scores_portable(queries: &[f32], keys: &[f32], w: &[f32], dims: Dims) -> Vec<
     out
 }
 
-/// With `t = tanh(q[h] + k[h])` and `g` the upstream gradient of one score:
-/// `dq[h] += g·w[h]·(1 − t²)`, `dk[h] += g·w[h]·(1 − t²)`, `dw[h] += g·t`.
 #[inline(always)]
 fn grads_portable(
     queries: &[f32],
@@ -186,6 +225,31 @@ fn grads_portable(
     w: &[f32],
     upstream: &[f32],
     dims: Dims,
+    activation: Activation,
+) -> Grads {
+    match activation {
+        Activation::Tanh => grads_of(queries, keys, w, upstream, dims, |x| {
+            let t = tanh(x);
+            (t, 1.0 - t * t)
+        }),
+        Activation::Relu => grads_of(queries, keys, w, upstream, dims, |x| {
+            // The slope at 0 is 0, as the element-wise relu's derivative has it.
+            if x > 0.0 { (x, 1.0) } else { (0.0, 0.0) }
+        }),
+    }
+}
+
+/// With `(t, slope) = f_and_slope(q[h] + k[h])` and `g` the upstream gradient of one
+/// score: `dq[h] += g·w[h]·slope`, `dk[h] += g·w[h]·slope`, `dw[h] += g·t` (for `tanh`,
+/// the slope is `1 − t²`).
+#[inline(always)]
+fn grads_of(
+    queries: &[f32],
+    keys: &[f32],
+    w: &[f32],
+    upstream: &[f32],
+    dims: Dims,
+    f_and_slope: impl Fn(f32) -> (f32, f32),
 ) -> Grads {
     let Dims {
         batch,
@@ -224,8 +288,8 @@ fn grads_portable(
                 let (k_row, dk_row, dw_row) =
                     (&k_row[..h], &mut dk_row[..h], &mut dw_row[..h]);
                 for i in 0..h {
-                    let t = tanh(q_row[i] + k_row[i]);
-                    let d = g * w[i] * (1.0 - t * t);
+                    let (t, slope) = f_and_slope(q_row[i] + k_row[i]);
+                    let d = g * w[i] * slope;
                     dq_row[i] += d;
                     dk_row[i] += d;
                     dw_row[i] += g * t;
@@ -262,18 +326,27 @@ mod tests {
             let k = scale(seeded_values(2 * 5 * hidden, 2));
             let w = seeded_values(hidden, 3);
             let g = seeded_values(2 * 3 * 5, 4);
-            let on = |path| {
-                kernels::with_path(path, || {
-                    (scores(&q, &k, &w, dims), grads(&q, &k, &w, &g, dims))
-                })
-            };
-            let (plain, plain_grads) = on(KernelPath::Portable);
-            for path in KernelPath::supported() {
-                let (s, gr) = on(path);
-                assert!(same(&s, &plain), "{path}: scores, hidden {hidden}");
-                assert!(same(&gr.queries, &plain_grads.queries), "{path}: dq");
-                assert!(same(&gr.keys, &plain_grads.keys), "{path}: dk");
-                assert!(same(&gr.w, &plain_grads.w), "{path}: dw");
+            for act in [Activation::Tanh, Activation::Relu] {
+                let on = |path| {
+                    kernels::with_path(path, || {
+                        let s = scores(&q, &k, &w, dims, act);
+                        (s, grads(&q, &k, &w, &g, dims, act))
+                    })
+                };
+                let (plain, plain_grads) = on(KernelPath::Portable);
+                for path in KernelPath::supported() {
+                    let (s, gr) = on(path);
+                    assert!(
+                        same(&s, &plain),
+                        "{path} {act}: scores, hidden {hidden}"
+                    );
+                    assert!(
+                        same(&gr.queries, &plain_grads.queries),
+                        "{path} {act}: dq"
+                    );
+                    assert!(same(&gr.keys, &plain_grads.keys), "{path} {act}: dk");
+                    assert!(same(&gr.w, &plain_grads.w), "{path} {act}: dw");
+                }
             }
         }
     }

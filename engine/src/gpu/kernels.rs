@@ -4,6 +4,7 @@
 
 use super::buffer::GpuBuffer;
 use super::launch::{GROUP, Kernel, grid, launch};
+use crate::activation::Activation;
 use crate::ops::elementwise_fn::{BinaryFn, UnaryFn};
 
 /// `f` applied to every element of `x`.
@@ -524,6 +525,7 @@ pub(crate) enum Additive {
 #[track_caller]
 pub(crate) fn additive(
     which: Additive,
+    activation: Activation,
     [queries, keys, w, upstream]: [&GpuBuffer; 4],
     (b, q, k, h): (usize, usize, usize, usize),
 ) -> GpuBuffer {
@@ -535,8 +537,23 @@ pub(crate) fn additive(
         Additive::GradW => ("grad_w", h),
     };
     let out = GpuBuffer::uninit(gpu, "additive_scores", n);
-    let name = format!("additive {entry}");
-    let source = || include_str!("shaders/additive.wgsl").replace("ENTRY", entry);
+    let name = format!("additive {entry} {activation}");
+    let (value, slope) = match activation {
+        Activation::Tanh => (
+            "return tanh_safe(x);",
+            "let t = tanh_safe(x);\n    return 1.0 - t * t;",
+        ),
+        // The slope at 0 is 0, as the element-wise relu's derivative has it.
+        Activation::Relu => {
+            ("return max(x, 0.0);", "return select(0.0, 1.0, x > 0.0);")
+        }
+    };
+    let source = || {
+        include_str!("shaders/additive.wgsl")
+            .replace("ENTRY", entry)
+            .replace("ACT_VALUE", value)
+            .replace("ACT_SLOPE", slope)
+    };
     let kernel = Kernel::made(&name, &source);
     let params = [b as u32, q as u32, k as u32, h as u32, n as u32];
     launch(

@@ -1,5 +1,6 @@
 //! `additive_scores`: the scores of additive (Bahdanau) attention in one fused op.
 
+use crate::activation::Activation;
 use crate::check;
 use crate::cpu::additive::{self, Dims};
 use crate::memory;
@@ -30,6 +31,31 @@ impl Tensor {
     /// ```
     #[track_caller]
     pub fn additive_scores(&self, keys: &Tensor, w: &Tensor) -> Tensor {
+        self.additive_scores_with(keys, w, Activation::Tanh)
+    }
+
+    /// [`additive_scores`](Tensor::additive_scores) with another activation `f` in place
+    /// of `tanh`: `s[b, q, k] = Σₕ w[h] · f(self[b, q, h] + keys[b, k, h])`, fused the same
+    /// way, forward and backward. It equals
+    /// `activation.apply(&(self.unsqueeze(2) + keys.unsqueeze(1))).matmul(&w.unsqueeze(1))
+    /// .squeeze(-1)` without the `[B, Q, K, h]` tensor.
+    ///
+    /// ```
+    /// use engine::{Activation, Tensor};
+    /// let queries = Tensor::from_vec(vec![0.5, -1.0], [1, 1, 2]);
+    /// let keys = Tensor::from_vec(vec![0.0, 1.0, 1.0, 2.0], [1, 2, 2]);
+    /// let w = Tensor::from_vec(vec![2.0, 1.0], [2]);
+    /// let scores = queries.additive_scores_with(&keys, &w, Activation::Relu);
+    /// // key 0: 2·relu(0.5) + relu(0) = 1; key 1: 2·relu(1.5) + relu(1) = 4
+    /// assert_eq!(scores.to_vec(), vec![1.0, 4.0]);
+    /// ```
+    #[track_caller]
+    pub fn additive_scores_with(
+        &self,
+        keys: &Tensor,
+        w: &Tensor,
+        activation: Activation,
+    ) -> Tensor {
         let dims = check_additive(self.shape(), keys.shape(), w.shape());
         let shape = vec![dims.batch, dims.queries, dims.keys];
         let _device = check::device("additive_scores", &[self, keys, w]);
@@ -44,6 +70,7 @@ impl Tensor {
             let which = crate::gpu::kernels::Additive::Scores;
             let data = crate::gpu::kernels::additive(
                 which,
+                activation,
                 [&q, &k, &w_, &w_],
                 gpu_dims(dims),
             );
@@ -51,6 +78,7 @@ impl Tensor {
                 queries: self.clone(),
                 keys: keys.clone(),
                 w: w.clone(),
+                activation,
             };
             return Tensor::from_gpu("additive_scores", data, shape, Some(op));
         }
@@ -60,6 +88,7 @@ impl Tensor {
             keys.buffer().as_slice(),
             w.buffer().as_slice(),
             dims,
+            activation,
         );
         Tensor::from_op(
             data,
@@ -68,6 +97,7 @@ impl Tensor {
                 queries: self.clone(),
                 keys: keys.clone(),
                 w: w.clone(),
+                activation,
             },
         )
     }
@@ -80,6 +110,7 @@ impl Tensor {
         keys: &Tensor,
         w: &Tensor,
         upstream: &Tensor,
+        activation: Activation,
     ) -> [Tensor; 3] {
         let dims = check_additive(self.shape(), keys.shape(), w.shape());
         #[cfg(feature = "wgpu")]
@@ -93,7 +124,7 @@ impl Tensor {
             );
             let inputs = [&*q, &*k, &*w_, &*up];
             let grad = |which, shape: &[usize]| {
-                let data = additive(which, inputs, gpu_dims(dims));
+                let data = additive(which, activation, inputs, gpu_dims(dims));
                 Tensor::from_gpu("additive_scores", data, shape.to_vec(), None)
             };
             return [
@@ -108,6 +139,7 @@ impl Tensor {
             w.buffer().as_slice(),
             upstream.buffer().as_slice(),
             dims,
+            activation,
         );
         [
             Tensor::from_parts(

@@ -1,7 +1,8 @@
 // The fused additive scores and their gradients: four entry points over one layout,
 // queries [B, Q, H], keys [B, K, H], w [H], scores and upstream [B, Q, K]. Each thread
-// computes one output value and recomputes the tanh it needs, so nothing of size
-// B·Q·K·H is ever stored. kernels.rs splices into `main` the function to call.
+// computes one output value and recomputes the activation it needs, so nothing of size
+// B·Q·K·H is ever stored. kernels.rs splices into `main` the function to call, and into
+// `act` and `act_slope` the activation's body (tanh or ReLU).
 // params: [B, Q, K, H, number of outputs]
 
 @group(0) @binding(0) var<storage, read> params: array<u32>;
@@ -11,7 +12,16 @@
 @group(0) @binding(4) var<storage, read> upstream: array<f32>;
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 
-// scores[b, q, k] = Σ_h w[h] tanh(queries[b, q, h] + keys[b, k, h])
+// The activation f and its slope f', spliced in by kernels.rs.
+fn act(x: f32) -> f32 {
+    ACT_VALUE
+}
+
+fn act_slope(x: f32) -> f32 {
+    ACT_SLOPE
+}
+
+// scores[b, q, k] = Σ_h w[h] f(queries[b, q, h] + keys[b, k, h])
 fn scores(t: u32) {
     let Q = params[1];
     let K = params[2];
@@ -23,12 +33,12 @@ fn scores(t: u32) {
     let kb = (b * K + k) * H;
     var acc = 0.0;
     for (var h = 0u; h < H; h++) {
-        acc = fma(w[h], tanh_safe(queries[qb + h] + keys[kb + h]), acc);
+        acc = fma(w[h], act(queries[qb + h] + keys[kb + h]), acc);
     }
     out[t] = acc;
 }
 
-// d queries[b, q, h] = Σ_k upstream[b, q, k] · w[h] (1 − tanh²)
+// d queries[b, q, h] = Σ_k upstream[b, q, k] · w[h] f'(queries[b, q, h] + keys[b, k, h])
 fn grad_queries(t: u32) {
     let Q = params[1];
     let K = params[2];
@@ -39,13 +49,13 @@ fn grad_queries(t: u32) {
     let qv = queries[t];
     var acc = 0.0;
     for (var k = 0u; k < K; k++) {
-        let th = tanh_safe(qv + keys[(b * K + k) * H + h]);
-        acc = fma(upstream[bq * K + k], 1.0 - th * th, acc);
+        let slope = act_slope(qv + keys[(b * K + k) * H + h]);
+        acc = fma(upstream[bq * K + k], slope, acc);
     }
     out[t] = acc * w[h];
 }
 
-// d keys[b, k, h] = Σ_q upstream[b, q, k] · w[h] (1 − tanh²)
+// d keys[b, k, h] = Σ_q upstream[b, q, k] · w[h] f'(queries[b, q, h] + keys[b, k, h])
 fn grad_keys(t: u32) {
     let Q = params[1];
     let K = params[2];
@@ -57,13 +67,13 @@ fn grad_keys(t: u32) {
     let kv = keys[t];
     var acc = 0.0;
     for (var q = 0u; q < Q; q++) {
-        let th = tanh_safe(queries[(b * Q + q) * H + h] + kv);
-        acc = fma(upstream[(b * Q + q) * K + k], 1.0 - th * th, acc);
+        let slope = act_slope(queries[(b * Q + q) * H + h] + kv);
+        acc = fma(upstream[(b * Q + q) * K + k], slope, acc);
     }
     out[t] = acc * w[h];
 }
 
-// d w[h] = Σ_{b, q, k} upstream[b, q, k] tanh(queries[b, q, h] + keys[b, k, h])
+// d w[h] = Σ_{b, q, k} upstream[b, q, k] f(queries[b, q, h] + keys[b, k, h])
 fn grad_w(h: u32) {
     let B = params[0];
     let Q = params[1];
@@ -74,7 +84,8 @@ fn grad_w(h: u32) {
         for (var q = 0u; q < Q; q++) {
             let qv = queries[(b * Q + q) * H + h];
             for (var k = 0u; k < K; k++) {
-                acc = fma(upstream[(b * Q + q) * K + k], tanh_safe(qv + keys[(b * K + k) * H + h]), acc);
+                let x = qv + keys[(b * K + k) * H + h];
+                acc = fma(upstream[(b * Q + q) * K + k], act(x), acc);
             }
         }
     }
@@ -82,7 +93,8 @@ fn grad_w(h: u32) {
 }
 
 @compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+fn main(@builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_id) lid: vec3<u32>) {
     let t = flat_index(wid, nwg, lid);
     // Every binding is named here, so that each entry point's pipeline has all five.
