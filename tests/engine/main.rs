@@ -32,3 +32,4 @@ mod parity_ops;
 mod properties;
 mod spare_buffers;
 mod staple_errors;
+mod weight_norm;

@@ -60,6 +60,35 @@ def linear_case(batch_shape, fan_in, fan_out, bias):
     return case
 
 
+def weight_norm_case(dim):
+    """A Linear(4, 3) with weight normalisation along `dim` (0, 1 or None), its length `g`
+    set away from the norms of `v` so that the test is not an identity."""
+    x = rand(2, 4).requires_grad_()
+    layer = torch.nn.Linear(4, 3)
+    with torch.no_grad():
+        layer.weight.copy_(rand(3, 4))
+        layer.bias.copy_(rand(3))
+    layer = torch.nn.utils.parametrizations.weight_norm(layer, dim=dim)
+    weight = layer.parametrizations.weight
+    g, v = weight.original0, weight.original1
+    with torch.no_grad():
+        g.copy_(f32(torch.rand(g.shape) + 0.5))
+    out = layer(x)
+    upstream = rand(*out.shape)
+    case = {
+        "dim": dim,
+        "x": t(x),
+        "original0": t(g),
+        "original1": t(v),
+        "bias": t(layer.bias),
+        "weight": t(layer.weight),
+        "out": t(out),
+        "upstream": t(upstream),
+    }
+    case.update(grads_of(out, upstream, x=x, original0=g, original1=v, bias=layer.bias))
+    return case
+
+
 def layer_norm_case():
     dim = 6
     x = f32(rand(2, 3, dim) * 2.0 + 0.5).requires_grad_()
@@ -255,6 +284,10 @@ def main():
                 0.1, 6, lambda o: torch.optim.lr_scheduler.LambdaLR(o, lambda s: min(s, 3) / 3)
             ),
         },
+        # Last, so that the cases above draw the same random numbers as before.
+        "weight_norm_dim0": weight_norm_case(0),
+        "weight_norm_dim1": weight_norm_case(1),
+        "weight_norm_none": weight_norm_case(None),
     }
     meta = {
         "generator": "tests/golden/nn_optim.py",

@@ -113,28 +113,7 @@ impl Linear {
     /// Leading dimensions are batch dimensions (a 1-D `x` is a single example).
     #[track_caller]
     pub fn forward(&self, x: &Tensor) -> Tensor {
-        check::ensure(
-            x.rank() >= 1 && x.shape()[x.rank() - 1] == self.in_features(),
-            "Linear::forward",
-            || {
-                format!(
-                    "the input's last dimension must be in_features = {}, found input shape {:?} (weight shape {:?})",
-                    self.in_features(),
-                    x.shape(),
-                    self.weight.shape()
-                )
-            },
-        );
-        // x Wᵀ with W read in place: no transposed copy of the weight per call.
-        let y = if x.rank() == 1 {
-            x.unsqueeze(0).matmul_t(&self.weight).squeeze(0)
-        } else {
-            x.matmul_t(&self.weight)
-        };
-        match &self.bias {
-            Some(b) => &y + b,
-            None => y,
-        }
+        affine("Linear::forward", x, &self.weight, self.bias.as_ref())
     }
 
     /// The weight, `[out_features, in_features]`.
@@ -165,5 +144,39 @@ impl Module for Linear {
             named.push(("bias".to_string(), b.clone()));
         }
         named
+    }
+}
+
+/// `x Wᵀ + b` for `x: [..., in]`, `weight: [out, in]`: the forward pass of [`Linear`] and
+/// of the layers that compute their weight (`WeightNorm`), with `op` naming the caller
+/// in a shape error.
+#[track_caller]
+pub(crate) fn affine(
+    op: &str,
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+) -> Tensor {
+    check::ensure(
+        x.rank() >= 1 && x.shape()[x.rank() - 1] == weight.shape()[1],
+        op,
+        || {
+            format!(
+                "the input's last dimension must be in_features = {}, found input shape {:?} (weight shape {:?})",
+                weight.shape()[1],
+                x.shape(),
+                weight.shape()
+            )
+        },
+    );
+    // x Wᵀ with W read in place: no transposed copy of the weight per call.
+    let y = if x.rank() == 1 {
+        x.unsqueeze(0).matmul_t(weight).squeeze(0)
+    } else {
+        x.matmul_t(weight)
+    };
+    match bias {
+        Some(b) => &y + b,
+        None => y,
     }
 }

@@ -29,7 +29,8 @@
 //! - `module.rs`: the [`Module`] trait and [`parameter`]; `state_dict.rs`: [`StateDict`].
 //! - `init.rs`: the initialisers, as [`init`].
 //! - one file per layer: `linear.rs`, `embedding.rs`, `layer_norm.rs`, `dropout.rs`,
-//!   `gru.rs`.
+//!   `gru.rs`, and `weight_norm.rs` ([`WeightNorm`], a `Linear` whose weight is a length
+//!   times a direction).
 
 mod dropout;
 mod embedding;
@@ -39,6 +40,7 @@ mod layer_norm;
 mod linear;
 mod module;
 mod state_dict;
+mod weight_norm;
 
 pub use dropout::{Dropout, DropoutConfig};
 pub use embedding::{Embedding, EmbeddingConfig};
@@ -47,3 +49,4 @@ pub use layer_norm::{LayerNorm, LayerNormConfig};
 pub use linear::{Linear, LinearConfig};
 pub use module::{Module, parameter, prefixed};
 pub use state_dict::{LoadError, StateDict, StateReader};
+pub use weight_norm::WeightNorm;

@@ -165,33 +165,7 @@ pub trait Module {
     /// assert!(err.contains("missing: bias"), "{err}");
     /// ```
     fn load_state_dict(&self, state: &StateDict) -> Result<(), LoadError> {
-        let params = self.list_parameters();
-        let mut error = LoadError::default();
-        for (name, p) in &params {
-            match state.get(name) {
-                None => error.missing.push(name.clone()),
-                Some(t) if t.shape() != p.shape() => error.mismatched.push((
-                    name.clone(),
-                    p.shape().to_vec(),
-                    t.shape().to_vec(),
-                )),
-                Some(_) => {}
-            }
-        }
-        for name in state.names() {
-            if !params.iter().any(|(n, _)| n == name) {
-                error.unexpected.push(name.to_string());
-            }
-        }
-        if !error.is_empty() {
-            return Err(error);
-        }
-        no_grad(|| {
-            for (name, p) in &params {
-                p.assign(state.get(name).expect("checked above"));
-            }
-        });
-        Ok(())
+        load_named(self.list_parameters(), state)
     }
 }
 
@@ -235,4 +209,38 @@ pub fn parameter(t: &Tensor) -> Tensor {
     } else {
         t.detach().requires_grad_()
     }
+}
+
+/// What [`Module::load_state_dict`] does by default, for the given named parameters: a
+/// module that overrides it (to accept other names) renames and calls this.
+pub(crate) fn load_named(
+    params: Vec<(String, Tensor)>,
+    state: &StateDict,
+) -> Result<(), LoadError> {
+    let mut error = LoadError::default();
+    for (name, p) in &params {
+        match state.get(name) {
+            None => error.missing.push(name.clone()),
+            Some(t) if t.shape() != p.shape() => error.mismatched.push((
+                name.clone(),
+                p.shape().to_vec(),
+                t.shape().to_vec(),
+            )),
+            Some(_) => {}
+        }
+    }
+    for name in state.names() {
+        if !params.iter().any(|(n, _)| n == name) {
+            error.unexpected.push(name.to_string());
+        }
+    }
+    if !error.is_empty() {
+        return Err(error);
+    }
+    no_grad(|| {
+        for (name, p) in &params {
+            p.assign(state.get(name).expect("checked above"));
+        }
+    });
+    Ok(())
 }
