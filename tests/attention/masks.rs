@@ -161,6 +161,59 @@ fn filling_with_minus_infinity_would_give_nan_which_safe_mode_avoids() {
 }
 
 #[test]
+fn safe_mode_passes_anomaly_mode_on_an_empty_row_forward_and_backward() {
+    // The fix must not look like the failure: no step of the safe softmax makes an
+    // infinity of its own, so anomaly mode (which stops at the first non-finite output)
+    // runs through an empty row without a report.
+    let scores = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [2, 1, 3])
+        .requires_grad_();
+    let weights = engine::anomaly::detect_anomaly(|| {
+        let w = masked_softmax(&scores, &lens(&[2.0, 0.0]), Fill::Safe);
+        (&w * &Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [2, 1, 3]))
+            .sum()
+            .backward();
+        w
+    });
+    let w = weights.to_vec();
+    assert_eq!(&w[3..], &[0.0; 3]);
+    assert!((w[0] + w[1] - 1.0).abs() < 1e-6 && w[2] == 0.0);
+    let g = scores.grad().unwrap().to_vec();
+    assert_eq!(
+        &g[2..],
+        &[0.0; 4],
+        "no gradient to masked keys or to the empty row"
+    );
+}
+
+#[test]
+fn safe_mode_gives_zeros_where_every_visible_score_is_minus_infinity() {
+    let scores = Tensor::from_vec(
+        vec![
+            f32::NEG_INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            f32::MIN,
+            f32::MIN,
+            7.0,
+        ],
+        [2, 1, 3],
+    )
+    .requires_grad_();
+    let w = masked_softmax(&scores, &lens(&[2.0, 2.0]), Fill::Safe);
+    // Row 0 sees only -inf: zeros. Row 1 sees two equal lowest floats: half each.
+    assert_eq!(w.to_vec(), vec![0.0, 0.0, 0.0, 0.5, 0.5, 0.0]);
+    w.sum().backward();
+    assert!(
+        scores
+            .grad()
+            .unwrap()
+            .to_vec()
+            .iter()
+            .all(|g| g.is_finite())
+    );
+}
+
+#[test]
 fn heads_repeat_each_batch_mask_in_place() {
     // Lengths [1, 3] over three keys, for heads folded into the batch as rows b·H + h.
     let repeated = lens(&[1.0, 3.0]).repeat_for_heads(2);
