@@ -164,3 +164,68 @@ fn rows_of_the_recorded_tables_are_reproduced_from_scratch() {
         assert_eq!(line, recorded_line(row.name), "{}", row.name);
     }
 }
+
+#[test]
+fn too_small_a_learning_rate_leaves_the_weights_uniform_and_a_working_one_does_not() {
+    use chapter10::uniform::Setup;
+    let stalled = train(
+        &Setup {
+            lr: 1e-4,
+            steps: 100,
+            ..Setup::default()
+        },
+        1,
+    );
+    assert!(stalled.last().entropy > 0.97, "{:?}", stalled.last());
+    let working = train(
+        &Setup {
+            activation: engine::Activation::Relu,
+            steps: 100,
+            ..Setup::default()
+        },
+        1,
+    );
+    assert!(working.last().entropy < 0.6, "{:?}", working.last());
+    assert!(working.last().accuracy > stalled.last().accuracy + 0.4);
+}
+
+#[test]
+fn v_drawn_too_large_starts_confident_and_wrong() {
+    use chapter10::uniform::{Setup, VInit};
+    let start = |v_init| {
+        let setup = Setup {
+            v_init,
+            steps: 0,
+            ..Setup::default()
+        };
+        train(&setup, 1).evals[0].alignment
+    };
+    let large = start(VInit::Normal(3.0));
+    assert!(large.entropy < 0.3 && large.accuracy < 0.25, "{large:?}");
+    let small = start(VInit::Uniform);
+    assert!(small.entropy > 0.95, "{small:?}");
+}
+
+#[test]
+fn sgd_at_3_with_relu_blows_up_and_clipping_or_weight_norm_keeps_it_finite() {
+    let rows = gradient_rows();
+    let run = |name: &str| {
+        let row = rows.iter().find(|r| r.name == name).expect("a row");
+        let setup = chapter10::uniform::Setup {
+            steps: 40,
+            ..row.setup
+        };
+        train(&setup, 1)
+    };
+    let bare = run("SGD 3, ReLU");
+    assert!(
+        bare.diverged_at.is_some_and(|s| s < 40),
+        "{:?}",
+        bare.diverged_at
+    );
+    for fixed in ["SGD 3, ReLU, clip to 1", "SGD 3, ReLU, weight norm"] {
+        let h = run(fixed);
+        assert_eq!(h.diverged_at, None, "{fixed}");
+        assert!(h.losses.iter().all(|l| l.is_finite()), "{fixed}");
+    }
+}
