@@ -243,7 +243,11 @@ fn bahdanau(case: &Value, scoring: AdditiveScoring) -> BahdanauAttention {
         num_hiddens: usize_config(case, "hidden"),
         fill: fill_of(case).unwrap_or_default(),
         scoring,
-        activation: Activation::Tanh,
+        activation: match case["config"]["activation"].as_str() {
+            Some("relu") => Activation::Relu,
+            Some("tanh") => Activation::Tanh,
+            other => panic!("{}: activation {other:?}", name(case)),
+        },
     };
     BahdanauAttention::from_state_dict(config, &state(case))
         .unwrap_or_else(|e| panic!("{}: {e}", name(case)))

@@ -364,10 +364,12 @@ def additive_cases():
 
 
 class BahdanauAttention(nn.Module):
-    """score(q, k) = v . tanh(W_q q + W_k k); the context is projected by W_o."""
+    """score(q, k) = v . f(W_q q + W_k k), f = tanh unless given; the context is projected
+    by W_o."""
 
-    def __init__(self, query_size, key_size, value_size, hidden, fill=ARTICLE_FILL):
+    def __init__(self, query_size, key_size, value_size, hidden, fill=ARTICLE_FILL, activation=torch.tanh):
         super().__init__()
+        self.activation = activation
         self.W_q = nn.Linear(query_size, hidden)
         self.W_k = nn.Linear(key_size, hidden)
         bound = 1.0 / math.sqrt(hidden)
@@ -377,7 +379,7 @@ class BahdanauAttention(nn.Module):
 
     def forward(self, query, keys, values, mask=None):
         # query: [B, query_size]; keys: [B, K, key_size]; values: [B, K, value_size]
-        scores = torch.tanh(self.W_q(query).unsqueeze(1) + self.W_k(keys)) @ self.v  # [B, K]
+        scores = self.activation(self.W_q(query).unsqueeze(1) + self.W_k(keys)) @ self.v  # [B, K]
         if self.fill in ("safe", "default"):
             keep = torch.ones_like(scores, dtype=torch.bool) if mask is None else mask != 0
             weights = safe_softmax(scores, keep)
@@ -426,12 +428,18 @@ def bahdanau_cases():
         ("valid_lens_with_empty_example_safe_fill", "valid_lens", LENS_WITH_EMPTY, "safe"),
         ("valid_lens_with_empty_example_article_fill", "valid_lens", LENS_WITH_EMPTY, ARTICLE_FILL),
         ("no_mask", "none", None, "default"),
+        # ReLU in the energies (a config setting of the library's additive modules).
+        ("relu_energies_keep_mask_default_fill", "keep", KEEP_BK, "default"),
     ]
     cases = []
     for name, kind, tensor, fill in variants:
         # One seed for all variants: the same module and inputs under each mask and fill.
         torch.manual_seed(300)
-        module = randomize(BahdanauAttention(query_size, key_size, value_size, hidden, fill))
+        relu = name.startswith("relu")
+        activation = torch.relu if relu else torch.tanh
+        module = randomize(
+            BahdanauAttention(query_size, key_size, value_size, hidden, fill, activation)
+        )
         inputs = {
             "query": leaf(b, query_size),
             "keys": leaf(b, k, key_size),
@@ -452,10 +460,12 @@ def bahdanau_cases():
                 mask_spec(kind, tensor),
                 fill,
                 forward,
-                {"hidden": hidden},
+                {"hidden": hidden, "activation": "relu" if relu else "tanh"},
             )
         )
     by_name = {c["name"]: c for c in cases}
+    # ReLU gives other weights than tanh on the same module and inputs.
+    assert by_name["relu_energies_keep_mask_default_fill"]["weights"] != by_name["keep_mask_default_fill"]["weights"]
     # No example is fully masked: the safe fill gives the article's numbers.
     assert by_name["keep_mask_article_fill"]["output"] == by_name["keep_mask_default_fill"]["output"]
     # An empty example: the safe fill gives zero weights, the article's fill uniform ones.
