@@ -186,6 +186,24 @@ fn safe_mode_passes_anomaly_mode_on_an_empty_row_forward_and_backward() {
 }
 
 #[test]
+fn a_fully_masked_row_of_huge_scores_is_not_shifted_into_an_overflow() {
+    // Query 0 sees nothing and its scores are near f32::MAX; query 1 sees everything.
+    // The empty row is shifted by 0, not by the lowest float (which would overflow
+    // `scores - shift` to inf and stop anomaly mode), and gets zero weights.
+    let scores = Tensor::from_vec(vec![1e38, 2e38, 3e38, 0.0, 1.0, 2.0], [1, 2, 3]);
+    let keep = Mask::keep(&Tensor::from_vec(
+        vec![0.0, 0.0, 0.0, 1.0, 1.0, 1.0],
+        [1, 2, 3],
+    ));
+    let w = engine::anomaly::detect_anomaly(|| {
+        masked_softmax(&scores, &keep, Fill::Safe)
+    });
+    let w = w.to_vec();
+    assert_eq!(&w[..3], &[0.0; 3]);
+    assert!((w[3..].iter().sum::<f32>() - 1.0).abs() < 1e-6);
+}
+
+#[test]
 fn safe_mode_gives_zeros_where_every_visible_score_is_minus_infinity() {
     let scores = Tensor::from_vec(
         vec![

@@ -191,6 +191,28 @@ fn relu_scores_by_hand_and_no_gradient_where_every_energy_is_negative() {
 }
 
 #[test]
+fn an_energy_of_exactly_zero_sends_no_gradient_as_relu_s_derivative_has_it() {
+    // q + k = [0, 0]: relu(0) = 0, and its slope at 0 is 0 (PyTorch's and the element-wise
+    // relu's convention), so nothing reaches q, k or w.
+    let queries = Tensor::from_vec(vec![0.5, -1.0], [1, 1, 2]).requires_grad_();
+    let keys = Tensor::from_vec(vec![-0.5, 1.0], [1, 1, 2]).requires_grad_();
+    let w = Tensor::from_vec(vec![2.0, 1.0], [2]).requires_grad_();
+    let scores = queries.additive_scores_with(&keys, &w, Activation::Relu);
+    assert_eq!(scores.to_vec(), vec![0.0]);
+    scores.sum().backward();
+    assert_eq!(queries.grad().unwrap().to_vec(), vec![0.0, 0.0]);
+    assert_eq!(keys.grad().unwrap().to_vec(), vec![0.0, 0.0]);
+    let composed = composed_with(&queries, &keys, &w, Activation::Relu);
+    queries.zero_grad();
+    composed.sum().backward();
+    assert_eq!(
+        queries.grad().unwrap().to_vec(),
+        vec![0.0, 0.0],
+        "the composed form agrees"
+    );
+}
+
+#[test]
 fn empty_sizes_give_empty_or_zero_results() {
     let w = Tensor::ones([4]);
     assert_eq!(

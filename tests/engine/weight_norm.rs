@@ -100,6 +100,7 @@ fn starts_as_the_linear_layer_it_wraps_with_g_the_norms_of_v() {
         let before = linear.forward(&x).to_vec();
         let w = linear.weight().to_vec();
         let layer = WeightNorm::new(linear, dim);
+        assert_eq!(layer.dim(), dim);
         let after = layer.forward(&x).to_vec();
         for (a, b) in after.iter().zip(&before) {
             assert!((a - b).abs() < 1e-6, "dim {dim:?}: {a} vs {b}");
@@ -190,6 +191,18 @@ fn a_dim_other_than_0_1_or_none_and_a_misshaped_g_are_refused() {
     assert!(
         message.contains("found Some(2) for a weight of shape [2, 3]"),
         "{message}"
+    );
+    let message = panic_message(|| {
+        WeightNorm::from_parts(
+            &Tensor::scalar(1.0),
+            &Tensor::ones([2, 3]),
+            None,
+            Some(2),
+        );
+    });
+    assert_eq!(
+        message,
+        "WeightNorm::from_parts: dim must be Some(0), Some(1) or None, found Some(2)"
     );
     let message = panic_message(|| {
         WeightNorm::from_parts(
