@@ -229,3 +229,21 @@ fn sgd_at_3_with_relu_blows_up_and_clipping_or_weight_norm_keeps_it_finite() {
         assert!(h.losses.iter().all(|l| l.is_finite()), "{fixed}");
     }
 }
+
+#[test]
+fn the_gradient_figure_s_runs_say_what_the_page_says() {
+    // The page reads the figure (seed 1, 300 steps): with weight normalisation v's
+    // gradient stays below 1 all the way; with clipping to 1, most steps are left alone.
+    let rows = gradient_rows();
+    let run = |name: &str| {
+        let row = rows.iter().find(|r| r.name == name).expect("a row");
+        train(&row.setup, 1)
+    };
+    let normalised = run("SGD 3, ReLU, weight norm");
+    let v = normalised.groups.iter().position(|&g| g == "v").expect("v");
+    assert!(normalised.grad_norms.iter().all(|n| n[v] < 1.0));
+    let clipped = run("SGD 3, ReLU, clip to 1");
+    let total = |n: &Vec<f32>| n.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let acted = clipped.grad_norms.iter().filter(|n| total(n) > 1.0).count();
+    assert!(acted > 0 && acted < clipped.grad_norms.len() / 2, "{acted}");
+}
