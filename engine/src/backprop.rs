@@ -294,6 +294,22 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
                 wants(w).then_some(dw),
             ]
         }
+        // out = softmax(S) V with S = Q Kᵀ · scale: the weights are recomputed block by
+        // block from each row's saved log Σ exp, never stored (see the kernel's notes).
+        Op::BlockedAttention {
+            queries,
+            keys,
+            values,
+            saved,
+        } => {
+            let [dq, dk, dv] =
+                queries.blocked_attention_grads(keys, values, saved, g);
+            vec![
+                wants(queries).then_some(dq),
+                wants(keys).then_some(dk),
+                wants(values).then_some(dv),
+            ]
+        }
         Op::Reshape(x) => one(x, &|| g.reshape(x.shape())),
         // Undo the permutation: output dim d came from input dim perm[d].
         Op::Permute(x, perm) => one(x, &|| {

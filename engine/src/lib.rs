@@ -68,6 +68,7 @@
 //! | `softmax` `log_softmax` | `ops/softmax.rs` | `cpu/reduce.rs` | `softmax.wgsl` | `Op::Softmax`, `Op::LogSoftmax` |
 //! | `matmul` `bmm` `matmul_t` | `ops/matmul.rs` | `cpu/matmul.rs` | `matmul.wgsl` (tiled, workgroup memory; reads either operand transposed in place) | `Op::Matmul`, `Op::MatmulT` |
 //! | `additive_scores` `additive_scores_with` (fused `Σₕ w f(q + k)`, `f` = tanh or ReLU) | `ops/additive.rs` | `cpu/additive.rs` | `additive.wgsl` (scores and the three gradients) | `Op::AdditiveScores` |
+//! | `blocked_attention` (exact `softmax(Q Kᵀ · scale) V` in blocks of keys, online softmax; masks: causal, lengths, keep) | `ops/blocked_attention.rs` | `cpu/blocked_attention.rs` | none | `Op::BlockedAttention` (recomputes the weights block by block) |
 //! | `reshape` `flatten` `unsqueeze` `squeeze` (share the values) `permute` `transpose` `broadcast_to` `expand` | `ops/reshape.rs` | `cpu/layout.rs` | `strided_copy.wgsl` | `Op::Reshape`, `Op::Permute`, `Op::Expand` |
 //! | `concat` `stack` `narrow` `slice` | `ops/join.rs` | `cpu/layout.rs` | `scatter_copy.wgsl` (concat), `strided_copy.wgsl` (narrow) | `Op::Concat`, `Op::Narrow` |
 //! | `index_select` `embedding` `repeat_interleave` | `ops/indexing.rs` | `cpu/layout.rs` | `index_select.wgsl`; derivative `segment_sum.wgsl` | `Op::IndexSelect` |
@@ -117,7 +118,7 @@ pub use activation::Activation;
 pub use device::{Device, DeviceError};
 pub use grad_mode::no_grad;
 pub use op::GeluApprox;
-pub use ops::Reduction;
+pub use ops::{BlockedAttentionOptions, DEFAULT_ATTENTION_BLOCK, Reduction};
 pub use random::manual_seed;
 pub use shape::{Dim, ShapeArg};
 pub use tensor::{NoGrad, Tensor};

@@ -5,6 +5,7 @@
 //! arm: adding a variant here without writing its derivative there does not compile.
 
 use crate::activation::Activation;
+use crate::ops::blocked_attention::BlockedAttentionSaved;
 use crate::tensor::Tensor;
 
 /// Which formula [`Tensor::gelu`] uses.
@@ -77,6 +78,14 @@ pub(crate) enum Op {
         w: Tensor,
         activation: Activation,
     },
+    /// `softmax(queries keysᵀ · scale) values` in blocks (`blocked_attention`); the
+    /// derivative recomputes the weights from what `saved` keeps.
+    BlockedAttention {
+        queries: Tensor,
+        keys: Tensor,
+        values: Tensor,
+        saved: Box<BlockedAttentionSaved>,
+    },
     Reshape(Tensor),
     Permute(Tensor, Vec<usize>),
     Expand(Tensor),
@@ -137,6 +146,7 @@ impl Op {
             Op::Matmul(..) => "matmul",
             Op::MatmulT(..) => "matmul_t",
             Op::AdditiveScores { .. } => "additive_scores",
+            Op::BlockedAttention { .. } => "blocked_attention",
             Op::Reshape(_) => "reshape",
             Op::Permute(..) => "permute",
             Op::Expand(_) => "expand",
@@ -197,6 +207,12 @@ impl Op {
             Op::AdditiveScores {
                 queries, keys, w, ..
             } => vec![queries, keys, w],
+            Op::BlockedAttention {
+                queries,
+                keys,
+                values,
+                ..
+            } => vec![queries, keys, values],
         }
     }
 }

@@ -23,7 +23,7 @@ pub use crate::nn::{
     LayerNorm, LayerNormConfig, Linear, LinearConfig, LoadError, Module, StateDict,
 };
 pub use crate::op::GeluApprox;
-pub use crate::ops::Reduction;
+pub use crate::ops::{BlockedAttentionOptions, Reduction};
 pub use crate::optim::{Adam, AdamConfig, AdamW, Optimizer, Sgd, SgdConfig};
 pub use crate::random::manual_seed;
 pub use crate::tensor::Tensor;

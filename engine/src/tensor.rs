@@ -104,6 +104,25 @@ impl Tensor {
         Tensor::make(Arc::new(Storage::Host(buffer)), shape, op, false)
     }
 
+    /// Like [`Tensor::from_op`] for an op whose derivative needs the result itself: `op`
+    /// is given a constant handle that shares the result's values (no copy, and no cycle:
+    /// the handle records nothing). `name` is the op's, for the memory budget's message.
+    #[track_caller]
+    pub(crate) fn from_op_keeping_output(
+        name: &str,
+        data: Vec<f32>,
+        shape: Vec<usize>,
+        op: impl FnOnce(Tensor) -> Op,
+    ) -> Tensor {
+        debug_assert_eq!(data.len(), numel(&shape));
+        let storage = Arc::new(Storage::Host(Buffer::new(name, &shape, data)));
+        let output = Tensor::make(storage.clone(), shape.clone(), None, false);
+        let op = op(output);
+        anomaly::check_forward(&op, storage.as_slice());
+        let op = Self::keep_if_needed(op);
+        Tensor::make(storage, shape, op, false)
+    }
+
     /// A tensor whose values a GPU kernel computed: the result of `op` when there is one
     /// (kept as [`Tensor::from_op`] keeps it), else a constant made by `name`. In anomaly
     /// mode the values are read back and checked, as on the CPU.

@@ -18,6 +18,7 @@ mod additive_scores;
 mod anomaly_mode;
 mod api_regressions;
 mod autograd;
+mod blocked_attention;
 mod comparisons;
 mod display;
 mod error_messages;

@@ -20,6 +20,7 @@
 //! autograd either; they only compute values.
 
 pub(crate) mod additive;
+pub(crate) mod blocked_attention;
 pub(crate) mod elementwise;
 mod gemm;
 mod lanes;

@@ -6,6 +6,7 @@
 
 mod additive;
 mod arithmetic;
+pub(crate) mod blocked_attention;
 mod device;
 pub(crate) mod elementwise_fn;
 mod indexing;
@@ -19,4 +20,5 @@ mod select;
 mod softmax;
 mod unary;
 
+pub use blocked_attention::{BlockedAttentionOptions, DEFAULT_ATTENTION_BLOCK};
 pub use loss::Reduction;

@@ -114,7 +114,13 @@ pub(crate) fn sgemm(a: View, b: View, out: &mut [f32]) {
 }
 
 /// [`sgemm`] on `path` with up to `threads` threads.
-fn sgemm_on(path: KernelPath, a: View, b: View, out: &mut [f32], threads: usize) {
+pub(crate) fn sgemm_on(
+    path: KernelPath,
+    a: View,
+    b: View,
+    out: &mut [f32],
+    threads: usize,
+) {
     let (m, k, n) = (a.rows, a.cols, b.cols);
     assert!(
         b.rows == k
