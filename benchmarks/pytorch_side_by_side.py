@@ -13,7 +13,10 @@ The cases, their names and sizes come from the Rust side (`time_case --list`, de
 - `matmul/N`: `a @ b` on `[N, N]` matrices.
 - `sdpa/PASS/T`: `softmax(q kᵀ / √d) v` written out, as the engine computes it (the weights
   are materialised); `--fused-sdpa` times `F.scaled_dot_product_attention` instead.
-- `multi_head/PASS/T`: d2l's `MultiHeadAttention` (no bias, dropout 0).
+- `multi_head/PASS/T`: d2l's `MultiHeadAttention` (no bias, dropout 0); `--torch-mha` times
+  `nn.MultiheadAttention(256, 8, bias=False, batch_first=True)` called with
+  `need_weights=False` instead, which runs PyTorch's fused attention kernel
+  (`F.scaled_dot_product_attention`, computed in blocks without the weights).
 - `additive/PASS/T` and `additive_broadcast/PASS/T`: d2l's `AdditiveAttention`, with
   `LazyLinear` replaced by `Linear` of explicit sizes, for both (the engine computes the
   first with its fused scores, the second as d2l writes it). PyTorch's form needs the
@@ -124,6 +127,8 @@ def main():
     add("--runs", type=int, default=3, help="timed runs per round and side (default 3)")
     add("--fused-sdpa", action="store_true",
         help="time PyTorch's sdpa cases with F.scaled_dot_product_attention")
+    add("--torch-mha", action="store_true",
+        help="time PyTorch's multi_head cases with nn.MultiheadAttention(need_weights=False)")
     add("--threads", type=int, default=1,
         help="threads on each side (default 1): torch.set_num_threads and the engine's variables")
     add("--memory", action="store_true", help="also measure PyTorch's peak memory per case")
@@ -147,7 +152,7 @@ def main():
     torch.set_num_interop_threads(1)
     ENGINE_THREAD_ENV.update({v: str(args.threads) for v in ENGINE_THREAD_VARIABLES})
     if args.torch_peak:
-        print(json.dumps({"peak_bytes": torch_peak_bytes(torch, args.torch_peak)}))
+        print(json.dumps({"peak_bytes": torch_peak_bytes(torch, args.torch_peak, args.torch_mha)}))
         return
 
     binary = build_time_case()
@@ -168,7 +173,7 @@ def main():
     for name in cases:
         ours, theirs, peak = [], [], None
         torch_fits = torch_estimated_bytes(name) <= TORCH_MEMORY_LIMIT
-        torch_run = torch_case(torch, name, args.fused_sdpa) if torch_fits else None
+        torch_run = torch_case(torch, name, args.fused_sdpa, args.torch_mha) if torch_fits else None
         for r in range(args.rounds):
             # Alternate which side goes first, so neither always runs on a cooler machine.
             for side in (("ours", "torch") if r % 2 == 0 else ("torch", "ours")):
@@ -195,7 +200,8 @@ def main():
             "pytorch_peak_bytes": None,
         }
         if args.memory and torch_fits:
-            out = subprocess.run([sys.executable, __file__, "--torch-peak", name], check=True,
+            out = subprocess.run([sys.executable, __file__, "--torch-peak", name]
+                                 + (["--torch-mha"] if args.torch_mha else []), check=True,
                                  capture_output=True, text=True).stdout
             row["pytorch_peak_bytes"] = json.loads(out)["peak_bytes"]
         row["ratio"] = row["ours_median_s"] / row["pytorch_median_s"] if theirs else None
@@ -266,7 +272,7 @@ def time_torch(run, runs):
     return seconds
 
 
-def torch_peak_bytes(torch, name):
+def torch_peak_bytes(torch, name, torch_mha=False):
     """How far this process's resident memory rises above its current size during one run:
     the high-water mark `VmHWM` minus `VmRSS` before the run, from /proc/self/status (a
     fresh process's own, unlike `ru_maxrss`, which Linux carries over from the parent)."""
@@ -277,13 +283,13 @@ def torch_peak_bytes(torch, name):
                     return int(line.split()[1]) * 1024
         raise RuntimeError(f"/proc/self/status has no {field}")
 
-    run = torch_case(torch, name, fused_sdpa=False)
+    run = torch_case(torch, name, fused_sdpa=False, torch_mha=torch_mha)
     before = status_bytes("VmRSS")
     run()
     return status_bytes("VmHWM") - before
 
 
-def torch_case(torch, name, fused_sdpa):
+def torch_case(torch, name, fused_sdpa, torch_mha=False):
     """Seeded inputs and modules for the case `name`; returns a function that runs it once."""
     from torch import nn
     import torch.nn.functional as F
@@ -325,6 +331,16 @@ def torch_case(torch, name, fused_sdpa):
             X = X.reshape(-1, self.num_heads, X.shape[1], X.shape[2])
             X = X.permute(0, 2, 1, 3)
             return X.reshape(X.shape[0], X.shape[1], -1)
+
+    class TorchMultiheadAttention(nn.Module):
+        """`nn.MultiheadAttention` without the weights: its fused path."""
+
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, queries, keys, values):
+            return self.inner(queries, keys, values, need_weights=False)[0]
 
     class AdditiveAttention(nn.Module):
         """Additive attention (d2l), with explicit input sizes."""
@@ -408,7 +424,10 @@ def torch_case(torch, name, fused_sdpa):
             weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
             return weights @ v
     else:
-        if family == "multi_head":
+        if family == "multi_head" and torch_mha:
+            module = TorchMultiheadAttention(
+                nn.MultiheadAttention(NUM_HIDDENS, NUM_HEADS, bias=False, batch_first=True))
+        elif family == "multi_head":
             module = MultiHeadAttention(NUM_HIDDENS, NUM_HEADS)
         elif family in ("additive", "additive_broadcast"):
             module = AdditiveAttention(NUM_HIDDENS, NUM_HIDDENS, NUM_HIDDENS)

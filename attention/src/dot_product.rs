@@ -4,6 +4,7 @@ use engine::Tensor;
 use engine::nn::{Dropout, DropoutConfig, Module};
 use engine::shape::broadcast_shapes;
 
+use crate::blocked::{AttentionPath, attend_in_blocks};
 use crate::check;
 use crate::mask::Mask;
 use crate::masked_softmax::{Fill, masked_softmax_in};
@@ -179,6 +180,23 @@ pub(crate) fn attention_weights(
     fill: Fill,
     scale: Option<f32>,
 ) -> Tensor {
+    check_qkv(module, queries, keys, values);
+    let d = queries.size(-1);
+    let scale = scale.unwrap_or(1.0 / (d as f32).sqrt());
+    let scores = queries.matmul_t(keys) * scale; // Q Kᵀ, reading K in place
+    masked_softmax_in(module, &scores, mask, fill)
+}
+
+/// Checks that queries, keys and values fit scaled dot-product attention: ranks, a
+/// feature size `d ≥ 1` shared by queries and keys, one value per key, and leading
+/// dimensions that broadcast.
+#[track_caller]
+pub(crate) fn check_qkv(
+    module: &str,
+    queries: &Tensor,
+    keys: &Tensor,
+    values: &Tensor,
+) {
     assert!(
         queries.rank() >= 2 && keys.rank() >= 2 && values.rank() >= 2,
         "{module}: queries, keys and values need shape [..., entries, features], found {:?}, {:?} and {:?}",
@@ -213,9 +231,6 @@ pub(crate) fn attention_weights(
         keys.shape(),
         values.shape()
     );
-    let scale = scale.unwrap_or(1.0 / (d as f32).sqrt());
-    let scores = queries.matmul_t(keys) * scale; // Q Kᵀ, reading K in place
-    masked_softmax_in(module, &scores, mask, fill)
 }
 
 /// The settings of a [`DotProductAttention`] module.
@@ -228,6 +243,9 @@ pub struct DotProductAttentionConfig {
     /// The factor the scores are multiplied by; `None` (the default) uses `1/√d`. A given
     /// scale must be finite and greater than 0.
     pub scale: Option<f32>,
+    /// Full or blocked computation (default [`AttentionPath::Auto`]: blocked from
+    /// [`BLOCKED_FROM_KEYS`](crate::BLOCKED_FROM_KEYS) keys on, where it applies).
+    pub path: AttentionPath,
 }
 
 /// Scaled dot-product attention as a module with dropout on the weights, d2l's
@@ -264,6 +282,7 @@ pub struct DotProductAttention {
     dropout: Dropout,
     fill: Fill,
     scale: Option<f32>,
+    path: AttentionPath,
     weights: WeightsSlot,
 }
 
@@ -279,6 +298,7 @@ impl DotProductAttention {
             dropout: Dropout::new(DropoutConfig { p: config.dropout }),
             fill: config.fill,
             scale: config.scale,
+            path: config.path,
             weights: WeightsSlot::default(),
         }
     }
@@ -292,14 +312,24 @@ impl DotProductAttention {
         values: &Tensor,
         mask: &Mask,
     ) -> Tensor {
-        let weights = attention_weights(
-            "DotProductAttention",
-            queries,
-            keys,
-            values,
+        let module = "DotProductAttention";
+        let dropout_active = self.dropout.is_training() && self.dropout.p() > 0.0;
+        let block = self.path.block_for(
+            module,
+            (queries, keys),
             mask,
             self.fill,
-            self.scale,
+            dropout_active,
+        );
+        if let Some(block) = block {
+            let out = attend_in_blocks(
+                module, queries, keys, values, mask, self.scale, block,
+            );
+            self.weights.store_recipe(queries, keys, mask, self.scale);
+            return out;
+        }
+        let weights = attention_weights(
+            module, queries, keys, values, mask, self.fill, self.scale,
         );
         self.weights.store(&weights);
         self.dropout.forward(&weights).matmul(values)

@@ -71,6 +71,7 @@
 
 mod additive;
 mod bahdanau;
+mod blocked;
 mod causal_self_attention;
 mod check;
 mod dot_product;
@@ -85,6 +86,7 @@ mod weights;
 
 pub use additive::{AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring};
 pub use bahdanau::{BahdanauAttention, BahdanauAttentionConfig};
+pub use blocked::{AttentionPath, BLOCKED_FROM_KEYS, blocked_attention};
 pub use causal_self_attention::{CausalSelfAttention, CausalSelfAttentionConfig};
 pub use dot_product::{
     DotProductAttention, DotProductAttentionConfig, SdpaOptions,

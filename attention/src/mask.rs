@@ -162,6 +162,60 @@ impl Mask {
         self.parts.iter().any(|p| matches!(p, Part::Causal(_)))
     }
 
+    /// True when causal order aligned to the last key ([`Mask::causal`]) is part of the
+    /// mask: it needs at least as many keys as queries.
+    pub(crate) fn is_causal_from_last(&self) -> bool {
+        self.parts.iter().any(|p| matches!(p, Part::Causal(None)))
+    }
+
+    /// The mask as the engine's `blocked_attention` takes it, for scores of shape
+    /// `scores` (`[..., Q, K]`), checked as [`keep_for`](Mask::keep_for) checks it, without
+    /// building anything of size `Q·K` for causal order, valid lengths or padding.
+    #[track_caller]
+    pub(crate) fn blocked_parts(
+        &self,
+        module: &str,
+        scores: &[usize],
+    ) -> BlockedParts {
+        let rank = scores.len();
+        let (q, k) = (scores[rank - 2], scores[rank - 1]);
+        let mut parts = BlockedParts::default();
+        for part in &self.parts {
+            match part {
+                Part::Causal(offset) => {
+                    let offset = offset.unwrap_or_else(|| {
+                        assert!(
+                            k >= q,
+                            "{module}: a causal mask aligned to the last key needs at least as many keys as queries, found {q} queries and {k} keys (scores {scores:?}); hint: Mask::causal_with_offset(o) says where the first query stands"
+                        );
+                        k - q
+                    });
+                    parts.causal_offset =
+                        Some(parts.causal_offset.map_or(offset, |o| o.min(offset)));
+                }
+                Part::ValidLens(lens) => {
+                    // [B, 1, ..., 1] or [B, 1, ..., Q]: the keep mask's shape without K.
+                    let keep = valid_lens_keep(module, lens, scores);
+                    let mut shape = keep.shape().to_vec();
+                    shape.pop();
+                    let lens = lens.reshape(shape).to(&Device::Cpu);
+                    parts.lengths = Some(match parts.lengths.take() {
+                        None => lens,
+                        Some(other) => other.minimum(&lens),
+                    });
+                }
+                Part::KeyPadding { .. } | Part::Keep(_) => {
+                    let keep = part_keep(module, part, scores).to(&Device::Cpu);
+                    parts.keep = Some(match parts.keep.take() {
+                        None => keep,
+                        Some(other) => &other * &keep,
+                    });
+                }
+            }
+        }
+        parts
+    }
+
     fn from_part(part: Part) -> Mask {
         Mask { parts: vec![part] }
     }
@@ -229,6 +283,17 @@ impl Mask {
             .collect();
         Mask { parts }
     }
+}
+
+/// A [`Mask`] as the engine's `blocked_attention` takes it (see its options).
+#[derive(Debug, Default)]
+pub(crate) struct BlockedParts {
+    /// Query `q` sees keys `k ≤ q + offset`.
+    pub(crate) causal_offset: Option<usize>,
+    /// Valid lengths with the scores' rank less one: `[B, 1, ..., 1 or Q]`.
+    pub(crate) lengths: Option<Tensor>,
+    /// A 0/1 keep mask with the scores' rank, each dimension equal or 1.
+    pub(crate) keep: Option<Tensor>,
 }
 
 impl BitAnd for Mask {

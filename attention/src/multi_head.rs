@@ -4,6 +4,7 @@ use engine::Tensor;
 use engine::nn::{Linear, LoadError, Module, StateDict, StateReader, prefixed};
 
 use crate::additive::projection;
+use crate::blocked::AttentionPath;
 use crate::check;
 use crate::dot_product::{DotProductAttention, DotProductAttentionConfig};
 use crate::mask::Mask;
@@ -55,6 +56,12 @@ pub struct MultiHeadAttentionConfig {
     pub bias: bool,
     /// What masked scores become (default [`Fill::Safe`]; [`Fill::D2l`] reproduces d2l).
     pub fill: Fill,
+    /// Full or blocked computation of each head's attention (default
+    /// [`AttentionPath::Auto`]: blocked from [`BLOCKED_FROM_KEYS`](crate::BLOCKED_FROM_KEYS)
+    /// keys on, where it applies). After a blocked pass,
+    /// [`last_attention_weights`](AttentionWeights::last_attention_weights) recomputes
+    /// the weights from the projected queries and keys.
+    pub path: AttentionPath,
 }
 
 impl MultiHeadAttentionConfig {
@@ -232,6 +239,7 @@ impl MultiHeadAttention {
                 dropout: config.dropout,
                 fill: config.fill,
                 scale: None,
+                path: config.path,
             }),
             w_q,
             w_k,

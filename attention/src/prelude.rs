@@ -11,11 +11,12 @@
 //! [`Tensor`]: engine::Tensor
 
 pub use crate::{
-    AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring, AttentionWeights,
-    BahdanauAttention, BahdanauAttentionConfig, CausalSelfAttention,
-    CausalSelfAttentionConfig, DotProductAttention, DotProductAttentionConfig, Fill,
-    KvCache, Mask, MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig,
-    MultiHeadAttention, MultiHeadAttentionConfig, SdpaOptions, masked_softmax,
-    scaled_dot_product_attention, scaled_dot_product_attention_with,
+    AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring, AttentionPath,
+    AttentionWeights, BahdanauAttention, BahdanauAttentionConfig,
+    CausalSelfAttention, CausalSelfAttentionConfig, DotProductAttention,
+    DotProductAttentionConfig, Fill, KvCache, Mask, MultiHeadAdditiveAttention,
+    MultiHeadAdditiveAttentionConfig, MultiHeadAttention, MultiHeadAttentionConfig,
+    SdpaOptions, blocked_attention, masked_softmax, scaled_dot_product_attention,
+    scaled_dot_product_attention_with,
 };
 pub use engine::prelude::*;

@@ -4,6 +4,9 @@ use std::sync::Mutex;
 
 use engine::Tensor;
 
+use crate::mask::Mask;
+use crate::masked_softmax::{Fill, masked_softmax_in};
+
 /// Implemented by every attention module: the weights of its most recent forward pass.
 ///
 /// | module | weights shape |
@@ -30,17 +33,61 @@ pub trait AttentionWeights {
     fn last_attention_weights(&self) -> Option<Tensor>;
 }
 
-/// A slot holding the last weights a module computed. Detached, so keeping them does not
-/// keep the whole graph alive.
+/// A slot holding the last weights a module computed, or what recomputes them (after a
+/// blocked pass, which never builds them). Detached, so keeping them does not keep the
+/// whole graph alive.
 #[derive(Debug, Default)]
-pub(crate) struct WeightsSlot(Mutex<Option<Tensor>>);
+pub(crate) struct WeightsSlot(Mutex<Option<Stored>>);
+
+#[derive(Debug)]
+enum Stored {
+    Weights(Tensor),
+    /// `masked_softmax(queries keysᵀ · scale)` with the safe fill, computed when asked.
+    Recompute {
+        queries: Tensor,
+        keys: Tensor,
+        mask: Mask,
+        scale: Option<f32>,
+    },
+}
 
 impl WeightsSlot {
     pub(crate) fn store(&self, weights: &Tensor) {
-        *self.0.lock().expect("weights slot poisoned") = Some(weights.detach());
+        *self.0.lock().expect("weights slot poisoned") =
+            Some(Stored::Weights(weights.detach()));
+    }
+
+    /// Keeps the queries and keys of a blocked pass (shared, not copied) so that
+    /// [`get`](Self::get) can compute the weights if it is called.
+    pub(crate) fn store_recipe(
+        &self,
+        queries: &Tensor,
+        keys: &Tensor,
+        mask: &Mask,
+        scale: Option<f32>,
+    ) {
+        *self.0.lock().expect("weights slot poisoned") = Some(Stored::Recompute {
+            queries: queries.detach(),
+            keys: keys.detach(),
+            mask: mask.clone(),
+            scale,
+        });
     }
 
     pub(crate) fn get(&self) -> Option<Tensor> {
-        self.0.lock().expect("weights slot poisoned").clone()
+        let stored = self.0.lock().expect("weights slot poisoned");
+        match stored.as_ref()? {
+            Stored::Weights(w) => Some(w.clone()),
+            Stored::Recompute {
+                queries,
+                keys,
+                mask,
+                scale,
+            } => Some(engine::no_grad(|| {
+                let scale = scale.unwrap_or(1.0 / (queries.size(-1) as f32).sqrt());
+                let scores = queries.matmul_t(keys) * scale;
+                masked_softmax_in("last_attention_weights", &scores, mask, Fill::Safe)
+            })),
+        }
     }
 }

@@ -1,8 +1,6 @@
 //! One test per point of the API redesign ("One clear API before the book quotes it"), each
 //! pinned to real values or exact messages.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
-
 use attention::{
     AdditiveAttention, AdditiveAttentionConfig, AttentionWeights, BahdanauAttention,
     BahdanauAttentionConfig, CausalSelfAttention, CausalSelfAttentionConfig,
@@ -14,16 +12,7 @@ use engine::gradcheck::gradcheck;
 use engine::nn::{Module, StateDict};
 use engine::{Tensor, no_grad};
 
-/// The message of the panic `f` raises.
-#[track_caller]
-fn panic_message(f: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
+use crate::common::panic_message;
 
 #[track_caller]
 fn assert_contains(message: &str, fragment: &str) {

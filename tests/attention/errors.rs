@@ -10,16 +10,9 @@ use attention::{
     MultiHeadAttentionConfig, scaled_dot_product_attention,
 };
 use engine::Tensor;
-use engine::nn::Module;
 
-fn message(f: impl FnOnce()) -> String {
-    let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
+use crate::common::panic_message as message;
+use engine::nn::Module;
 
 fn z(shape: &[usize]) -> Tensor {
     Tensor::zeros(shape)

@@ -15,6 +15,7 @@ mod harness;
 mod additive_scoring;
 mod api_regressions;
 mod attention_weights;
+mod blocked_paths;
 mod configs;
 mod errors;
 mod gradients;

@@ -12,12 +12,12 @@ use crate::common;
 use std::collections::BTreeSet;
 
 use attention::{
-    AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring, AttentionWeights,
-    BahdanauAttention, BahdanauAttentionConfig, CausalSelfAttention,
-    CausalSelfAttentionConfig, DotProductAttention, DotProductAttentionConfig, Fill,
-    KvCache, Mask, MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig,
-    MultiHeadAttention, MultiHeadAttentionConfig, masked_softmax,
-    scaled_dot_product_attention,
+    AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring, AttentionPath,
+    AttentionWeights, BahdanauAttention, BahdanauAttentionConfig,
+    CausalSelfAttention, CausalSelfAttentionConfig, DotProductAttention,
+    DotProductAttentionConfig, Fill, KvCache, Mask, MultiHeadAdditiveAttention,
+    MultiHeadAdditiveAttentionConfig, MultiHeadAttention, MultiHeadAttentionConfig,
+    masked_softmax, scaled_dot_product_attention,
 };
 use common::{
     Report, differentiable, family, field, fill_of, golden, inputs, keys, loss,
@@ -377,6 +377,7 @@ fn scaled_dot_product_attention_matches_torch_sdpa_and_d2l() {
             dropout: 0.0,
             fill,
             scale,
+            path: AttentionPath::Auto,
         });
         let x = inputs(case);
         let output = module.forward(&x["queries"], &x["keys"], &x["values"], &mask);
@@ -404,6 +405,7 @@ fn multi_head(case: &Value) -> MultiHeadAttention {
         dropout: 0.0,
         bias: case["params"].get("W_q.bias").is_some(),
         fill: fill_of(case).unwrap_or_default(),
+        path: AttentionPath::Auto,
     };
     if let Some(h) = case["config"]["num_hiddens"].as_u64() {
         assert_eq!(h as usize, num_hiddens, "{}: num_hiddens", name(case));

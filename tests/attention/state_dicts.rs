@@ -375,6 +375,7 @@ const MHA: MultiHeadAttentionConfig = MultiHeadAttentionConfig {
     dropout: 0.0,
     bias: true,
     fill: Fill::Safe,
+    path: AttentionPath::Auto,
 };
 
 #[test]

@@ -364,3 +364,15 @@ impl<M: Module> ModuleParams for M {
         self.named_parameters()
     }
 }
+
+/// The message of the panic `f` raises (a test fails when `f` returns instead).
+#[track_caller]
+pub fn panic_message(f: impl FnOnce()) -> String {
+    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .expect_err("expected a panic");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
