@@ -410,6 +410,7 @@ fn forward_run(
             &s.limits,
             &mut s.scores,
         );
+        // ANCHOR: online_softmax
         // The online softmax: each row's new maximum, its rescaling, its weights.
         for r in 0..rows {
             let row = &mut s.scores[r * width..(r + 1) * width];
@@ -431,6 +432,8 @@ fn forward_run(
             s.rescale[r] = rescale;
             s.seen[r] = true;
         }
+        // ANCHOR_END: online_softmax
+        // ANCHOR: rescale_output
         // Their weighted values, one product, added to each row that saw a key.
         let values = &v[(n * dims.keys + k0) * dv..(n * dims.keys + k0 + width) * dv];
         let weighted = &mut s.rows_out[..rows * dv];
@@ -450,7 +453,9 @@ fn forward_run(
                 *a = *a * s.rescale[r] + w;
             }
         }
+        // ANCHOR_END: rescale_output
     }
+    // ANCHOR: finish_rows
     for r in 0..rows {
         let total = s.running_sum[r];
         let acc = &mut out[r * dv..(r + 1) * dv];
@@ -464,6 +469,7 @@ fn forward_run(
             lse[r] = s.running_max[r] + log(total);
         }
     }
+    // ANCHOR_END: finish_rows
 }
 
 /// The gradients of batch row `n`: `dq [Q, d]`, `dk [K, d]`, `dv [K, dv]`.
@@ -513,6 +519,7 @@ fn backward_row(
                 &s.limits,
                 &mut s.scores,
             );
+            // ANCHOR: recompute_weights
             // P = exp(S − lse): the weights, recomputed.
             for r in 0..rows {
                 let row_lse = lse[row0 + q0 + r];
@@ -553,6 +560,7 @@ fn backward_row(
                     *g = p * (*g - delta) * scale;
                 }
             }
+            // ANCHOR_END: recompute_weights
             // dQ += dS K
             let dq_rows = &mut s.rows_out[..rows * d];
             gemm::sgemm_on(
