@@ -35,6 +35,11 @@
 //!    [`MultiHeadAdditiveAttention`], the same idea for the additive form.
 //! 5. [`CausalSelfAttention`] and [`KvCache`]: a decoder's self-attention, run over a
 //!    whole sequence for training or token by token from a cache for generation.
+//! 6. Long sequences: [`blocked_attention`] and [`AttentionPath`], exact attention
+//!    computed in blocks of keys in memory linear in the length (the path the dot-product
+//!    modules take from [`BLOCKED_FROM_KEYS`] keys on); then [`long_sequences`], four
+//!    approximations that attend to part of the keys (a local window, a sparse pattern,
+//!    low-rank projections, hashing).
 //!
 //! # Conventions
 //! - Every module is built the same way: `Module::new(ModuleConfig { … })`, settings named
@@ -66,7 +71,7 @@
 //!
 //! One file per mechanism: `mask.rs`, `masked_softmax.rs`, `additive.rs`, `bahdanau.rs`,
 //! `multi_head_additive.rs`, `dot_product.rs`, `multi_head.rs`, `kv_cache.rs`,
-//! `causal_self_attention.rs`; `state.rs` holds what the modules that also read PyTorch's
+//! `causal_self_attention.rs`, `blocked.rs`, and the folder `long_sequences/`; `state.rs` holds what the modules that also read PyTorch's
 //! names for their parameters share.
 
 mod additive;
@@ -76,6 +81,7 @@ mod causal_self_attention;
 mod check;
 mod dot_product;
 mod kv_cache;
+pub mod long_sequences;
 mod mask;
 mod masked_softmax;
 mod multi_head;
@@ -95,6 +101,11 @@ pub use dot_product::{
 /// The activation of the additive modules' energies (their configs' `activation`).
 pub use engine::Activation;
 pub use kv_cache::KvCache;
+pub use long_sequences::{
+    LocalWindow, LowRankAttention, LowRankAttentionConfig, LshOptions, SparsePattern,
+    local_window_attention, local_window_attention_with, low_rank_attention,
+    lsh_attention, lsh_buckets, sparse_attention,
+};
 pub use mask::Mask;
 pub use masked_softmax::{D2L_FILL, Fill, masked_softmax};
 pub use multi_head::{MultiHeadAttention, MultiHeadAttentionConfig};

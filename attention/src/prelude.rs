@@ -10,6 +10,11 @@
 //! [`Module`]: engine::nn::Module
 //! [`Tensor`]: engine::Tensor
 
+pub use crate::long_sequences::{
+    LocalWindow, LowRankAttention, LowRankAttentionConfig, LshOptions, SparsePattern,
+    local_window_attention, local_window_attention_with, low_rank_attention,
+    lsh_attention, lsh_buckets, sparse_attention,
+};
 pub use crate::{
     AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring, AttentionPath,
     AttentionWeights, BahdanauAttention, BahdanauAttentionConfig,

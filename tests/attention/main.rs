@@ -21,6 +21,7 @@ mod errors;
 mod gradients;
 mod kv_cache;
 mod kv_cache_memory;
+mod long_sequences;
 mod masks;
 mod on_devices;
 mod parity;
