@@ -1,5 +1,5 @@
-//! The same bits on every kernel path (`engine::kernels`): the attention modules, their
-//! backward passes and the element-wise functions give exactly what the portable path
+//! The same bits on every kernel path (`engine::kernels`): the attention modules and
+//! exact attention in blocks, their backward passes and the element-wise functions give exactly what the portable path
 //! gives, on every path this CPU has; and `ENGINE_KERNEL` chooses the path of a whole
 //! process, or stops it with a message when the CPU lacks the path.
 //!
@@ -64,6 +64,19 @@ fn compute() -> Bits {
     );
     loss = loss + sdpa.sum() + weights.log_softmax(-1).mean();
     outputs.extend([sdpa, weights]);
+    // Exact attention in blocks: 8 keys a block over 29, causal with lengths.
+    let blocked = queries.blocked_attention(
+        &keys,
+        &values,
+        &engine::BlockedAttentionOptions {
+            block: 8,
+            causal_offset: Some(3),
+            lengths: Some(lens.reshape([2, 1])),
+            ..Default::default()
+        },
+    );
+    loss = loss + blocked.square().mean();
+    outputs.push(blocked);
     // Long rows, large products, and a product of a few rows (the small-product kernel).
     let x = Tensor::randn([300, 300]).requires_grad_();
     let y = Tensor::randn([300, 301]);

@@ -102,13 +102,24 @@ pub(crate) fn forward(
     scale: f32,
     visibility: Visibility,
 ) -> (Vec<f32>, Vec<f32>) {
+    let on = (kernels::active(), pool::product_threads());
+    forward_on(on, (q, k, v), dims, scale, visibility)
+}
+
+/// [`forward`] on the kernel path `path` with up to `threads` threads.
+fn forward_on(
+    (path, threads): (KernelPath, usize),
+    (q, k, v): (&[f32], &[f32], &[f32]),
+    dims: Dims,
+    scale: f32,
+    visibility: Visibility,
+) -> (Vec<f32>, Vec<f32>) {
     let (nq, dv) = (dims.batch * dims.queries, dims.value_features);
     let mut out = spare::for_overwrite(nq * dv);
     let mut lse = vec![0.0; nq];
     if nq == 0 {
         return (out, lse);
     }
-    let path = kernels::active();
     // Runs of queries: (batch row, first query, its output rows, its lse entries).
     let mut runs = Vec::new();
     for (n, (out_n, lse_n)) in out
@@ -140,7 +151,7 @@ pub(crate) fn forward(
             );
         }
     };
-    split_between_threads(&mut runs, work);
+    split_between_threads(&mut runs, threads, work);
     (out, lse)
 }
 
@@ -148,10 +159,24 @@ pub(crate) fn forward(
 /// `lse`, and `grad_out`, the gradient of the loss with respect to the output.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn backward(
-    (q, k, v): (&[f32], &[f32], &[f32]),
+    qkv: (&[f32], &[f32], &[f32]),
     out: &[f32],
     lse: &[f32],
     grad_out: &[f32],
+    dims: Dims,
+    scale: f32,
+    visibility: Visibility,
+) -> [Vec<f32>; 3] {
+    let on = (kernels::active(), pool::product_threads());
+    let saved = (out, lse, grad_out);
+    backward_on(on, qkv, saved, dims, scale, visibility)
+}
+
+/// [`backward`] on the kernel path `path` with up to `threads` threads.
+fn backward_on(
+    (path, threads): (KernelPath, usize),
+    (q, k, v): (&[f32], &[f32], &[f32]),
+    (out, lse, grad_out): (&[f32], &[f32], &[f32]),
     dims: Dims,
     scale: f32,
     visibility: Visibility,
@@ -163,7 +188,6 @@ pub(crate) fn backward(
     if dims.batch == 0 || dims.queries == 0 || dims.keys == 0 {
         return [dq, dk, dvv];
     }
-    let path = kernels::active();
     let mut rows: Vec<_> = dq
         .chunks_mut(dims.queries * d.max(1))
         .zip(dk.chunks_mut(dims.keys * d.max(1)))
@@ -188,7 +212,7 @@ pub(crate) fn backward(
             );
         }
     };
-    split_between_threads(&mut rows, work);
+    split_between_threads(&mut rows, threads, work);
     [dq, dk, dvv]
 }
 
@@ -196,10 +220,14 @@ pub(crate) fn backward(
 /// its stretches of `dQ`, `dK` and `dV`.
 type RowGrads<'a> = (usize, &'a mut [f32], &'a mut [f32], &'a mut [f32]);
 
-/// Hands contiguous groups of `units` to the product threads (one group each), or runs
-/// them all here when there is one thread or one unit.
-fn split_between_threads<T: Send>(units: &mut [T], work: impl Fn(&mut [T]) + Sync) {
-    let threads = pool::product_threads().min(units.len()).max(1);
+/// Hands contiguous groups of `units` to up to `threads` of the product threads (one
+/// group each), or runs them all here when there is one thread or one unit.
+fn split_between_threads<T: Send>(
+    units: &mut [T],
+    threads: usize,
+    work: impl Fn(&mut [T]) + Sync,
+) {
+    let threads = threads.min(units.len()).max(1);
     if threads == 1 {
         return work(units);
     }
@@ -585,6 +613,63 @@ fn backward_row(
             );
             for (a, &b) in dk[k0 * d..(k0 + width) * d].iter_mut().zip(&*dk_block) {
                 *a += b;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::seeded_values as values;
+    use super::*;
+
+    /// Forward and backward results as bits, on `path` with `threads` threads.
+    fn run(
+        on: (KernelPath, usize),
+        dims: Dims,
+        visibility: Visibility,
+    ) -> Vec<Vec<u32>> {
+        let (n, q, k) = (dims.batch, dims.queries, dims.keys);
+        let (d, dv) = (dims.features, dims.value_features);
+        let (qs, ks, vs) = (
+            values(n * q * d, 1),
+            values(n * k * d, 2),
+            values(n * k * dv, 3),
+        );
+        let g = values(n * q * dv, 4);
+        let (out, lse) = forward_on(on, (&qs, &ks, &vs), dims, 0.3, visibility);
+        let saved = (&out[..], &lse[..], &g[..]);
+        let grads = backward_on(on, (&qs, &ks, &vs), saved, dims, 0.3, visibility);
+        [out, lse]
+            .iter()
+            .chain(&grads)
+            .map(|x| x.iter().map(|v| v.to_bits()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn every_path_and_thread_count_gives_the_same_bits() {
+        // Several runs of queries per batch row (300 > 256), blocks that do not divide the
+        // keys, a causal offset and per-query lengths.
+        let dims = Dims {
+            batch: 3,
+            queries: 300,
+            keys: 290,
+            features: 20,
+            value_features: 9,
+            block: 100,
+        };
+        let lengths: Vec<f32> = (0..3 * 300).map(|i| (i * 7 % 311) as f32).collect();
+        let visibility = Visibility {
+            causal_offset: Some(5),
+            lengths: Some((&lengths, true)),
+            keep: None,
+        };
+        let reference = run((KernelPath::Portable, 1), dims, visibility);
+        for path in KernelPath::supported() {
+            for threads in [1, 2, 3] {
+                let got = run((path, threads), dims, visibility);
+                assert!(got == reference, "{path} on {threads} threads differs");
             }
         }
     }
