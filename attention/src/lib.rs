@@ -80,6 +80,7 @@ mod blocked;
 mod causal_self_attention;
 mod check;
 mod dot_product;
+mod hybrid;
 mod kv_cache;
 pub mod long_sequences;
 mod mask;
@@ -100,6 +101,7 @@ pub use dot_product::{
 };
 /// The activation of the additive modules' energies (their configs' `activation`).
 pub use engine::Activation;
+pub use hybrid::{Gate, HybridGatedAttention, HybridGatedAttentionConfig};
 pub use kv_cache::KvCache;
 pub use long_sequences::{
     LocalWindow, LowRankAttention, LowRankAttentionConfig, LshOptions, SparsePattern,

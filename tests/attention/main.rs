@@ -19,6 +19,7 @@ mod blocked_paths;
 mod configs;
 mod errors;
 mod gradients;
+mod hybrid;
 mod kv_cache;
 mod kv_cache_memory;
 mod long_sequences;
