@@ -326,6 +326,9 @@ fn an_op_without_a_gpu_kernel_says_so() {
     refusal("cumsum", &|| x.cumsum(1));
     refusal("topk", &|| x.topk(2, 1).0);
     refusal("max_dim_with_indices", &|| x.max_dim_with_indices(1).0);
+    refusal("blocked_attention", &|| {
+        x.blocked_attention(&x, &x, &engine::BlockedAttentionOptions::default())
+    });
 }
 
 #[test]
