@@ -358,6 +358,8 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
             one(x, &|| g.index_add_rows(*dim, index, x.shape()[*dim]))
         }
         Op::To(x) => one(x, &|| g.to(&x.device())),
+        // The gradient of a tensor stored in half precision is itself rounded to it.
+        Op::ToPrecision(x, precision) => one(x, &|| g.to_precision(*precision)),
         Op::Where { cond, a, b } => {
             let zero = Tensor::scalar(0.0);
             vec![

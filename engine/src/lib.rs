@@ -73,6 +73,7 @@
 //! | `concat` `stack` `narrow` `slice` | `ops/join.rs` | `cpu/layout.rs` | `scatter_copy.wgsl` (concat), `strided_copy.wgsl` (narrow) | `Op::Concat`, `Op::Narrow` |
 //! | `index_select` `embedding` `repeat_interleave` | `ops/indexing.rs` | `cpu/layout.rs` | `index_select.wgsl`; derivative `segment_sum.wgsl` | `Op::IndexSelect` |
 //! | `where_cond` `masked_fill` `tril` `triu` | `ops/indexing.rs` | `cpu/elementwise.rs` | `where.wgsl` | `Op::Where` |
+//! | `to_precision` (values rounded to f16 or bf16, still `f32`) | `ops/precision.rs` | `precision.rs` (the conversions, bit by bit) | none | `Op::ToPrecision` (the gradient rounded the same way) |
 //! | `to` (a copy to another device) | `ops/device.rs` | — | an upload or a read-back (`gpu/buffer.rs`) | `Op::To` |
 //! | `dropout`, `rand`, `randn` | `ops/random.rs` | — (values drawn on the host, the same on every device; dropout is a `mul` by a mask) | through `binary.wgsl` | through `Op::Mul` |
 //! | `cross_entropy` `mse_loss` | `ops/loss.rs` | — (composed) | — (composed) | through the ops it uses |
@@ -105,6 +106,7 @@ pub mod nn;
 mod op;
 mod ops;
 pub mod optim;
+pub mod precision;
 pub mod prelude;
 pub mod random;
 mod scoped_flag;

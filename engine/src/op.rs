@@ -6,6 +6,7 @@
 
 use crate::activation::Activation;
 use crate::ops::blocked_attention::BlockedAttentionSaved;
+use crate::precision::Precision;
 use crate::tensor::Tensor;
 
 /// Which formula [`Tensor::gelu`] uses.
@@ -108,6 +109,8 @@ pub(crate) enum Op {
     },
     /// The same values copied to another device (`to`).
     To(Tensor),
+    /// Values rounded to a half-precision format (`to_precision`).
+    ToPrecision(Tensor, Precision),
     /// `cond ? a : b`, elementwise with broadcasting; `cond` is a constant 0/1 tensor.
     Where {
         cond: Tensor,
@@ -156,6 +159,7 @@ impl Op {
             Op::Gather { .. } => "gather",
             Op::Where { .. } => "where",
             Op::To(_) => "to",
+            Op::ToPrecision(..) => "to_precision",
         }
     }
 
@@ -201,7 +205,8 @@ impl Op {
             | Op::Expand(x)
             | Op::Narrow { x, .. }
             | Op::IndexSelect { x, .. }
-            | Op::To(x) => vec![x],
+            | Op::To(x)
+            | Op::ToPrecision(x, _) => vec![x],
             Op::Concat(xs, _) => xs.iter().collect(),
             Op::Where { cond, a, b } => vec![cond, a, b],
             Op::AdditiveScores {

@@ -25,5 +25,6 @@ pub use crate::nn::{
 pub use crate::op::GeluApprox;
 pub use crate::ops::{BlockedAttentionOptions, Reduction};
 pub use crate::optim::{Adam, AdamConfig, AdamW, Optimizer, Sgd, SgdConfig};
+pub use crate::precision::Precision;
 pub use crate::random::manual_seed;
 pub use crate::tensor::Tensor;

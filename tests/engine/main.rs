@@ -29,6 +29,7 @@ mod memory_budget;
 mod nn;
 mod on_devices;
 mod optim;
+mod precision;
 mod parity_ops;
 mod properties;
 mod spare_buffers;

@@ -13,6 +13,7 @@ mod indexing;
 mod join;
 mod loss;
 mod matmul;
+mod precision;
 mod random;
 mod reduce;
 mod reshape;
