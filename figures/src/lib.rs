@@ -340,12 +340,13 @@ pub struct LineChart<'a> {
 }
 
 /// The colours of successive series.
-const PALETTE: [RGBColor; 5] = [
+const PALETTE: [RGBColor; 6] = [
     RGBColor(49, 104, 142),
     RGBColor(221, 132, 82),
     RGBColor(85, 168, 104),
     RGBColor(196, 78, 82),
     RGBColor(129, 114, 179),
+    RGBColor(147, 120, 96),
 ];
 
 /// Draws a line chart as an SVG document, with a legend when there is more than one series.

@@ -444,8 +444,8 @@ fn forward_run(
             let row = &mut s.scores[r * width..(r + 1) * width];
             let block_max = lane_max(row);
             if block_max == f32::NEG_INFINITY && !row.iter().any(|x| x.is_nan()) {
-                // No visible key in this block: weights 0, nothing to add. (A NaN score
-                // goes on, and makes the row's output NaN, as the full softmax would.)
+                // No visible key in this block: weights 0, nothing to add (a NaN
+                // score goes on, and makes the row's output NaN, as in full softmax).
                 row.fill(0.0);
                 s.seen[r] = false;
                 continue;

@@ -9,7 +9,8 @@ use crate::op::Op;
 use crate::tensor::Tensor;
 
 /// Keys per block when [`BlockedAttentionOptions::block`] is left at its default: the
-/// scores of 64 queries against 256 keys are 64 KiB, which stay in a core's L2 cache.
+/// scores of a run of 256 queries against 256 keys are 256 KiB, which stay in a core's
+/// L2 cache.
 pub const DEFAULT_ATTENTION_BLOCK: usize = 256;
 
 /// The options of [`Tensor::blocked_attention`]: the scale, the block size, and which keys

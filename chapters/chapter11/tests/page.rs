@@ -1,0 +1,108 @@
+//! The page quotes what the code prints: each section of the tour (`cargo run -p
+//! chapter11`) appears in the page verbatim as a ```text block, and every decimal
+//! number the prose quotes is one the tour prints or one of the committed data files
+//! holds, so a change to the code or to the data that changes a number fails here
+//! until the page is updated too.
+
+use std::sync::OnceLock;
+
+use chapter11::tour;
+
+const PAGE: &str = include_str!("../../../book/src/ch11-long-sequences.md");
+const COSTS: &str = include_str!("../data/costs.tsv");
+const SIDE_BY_SIDE: &str = include_str!("../data/side_by_side.tsv");
+
+#[track_caller]
+fn assert_quoted(what: &str, output: &str) {
+    let block = format!("```text\n{output}```");
+    assert!(
+        PAGE.contains(&block),
+        "the page must hold {what} as a ```text block; it prints:\n{output}"
+    );
+}
+
+/// The tour's seven sections, computed once for both tests.
+fn sections() -> &'static [String; 7] {
+    static SECTIONS: OnceLock<[String; 7]> = OnceLock::new();
+    SECTIONS.get_or_init(|| {
+        [
+            tour::wall_section(),
+            tour::online_section(),
+            tour::blocked_section(),
+            tour::patterns_section(),
+            tour::costs_section(),
+            tour::accuracy_section(),
+            tour::production_section(),
+        ]
+    })
+}
+
+#[test]
+fn the_page_quotes_every_section_of_the_tour_exactly() {
+    for (i, section) in sections().iter().enumerate() {
+        assert_quoted(&format!("section {}", i + 1), section);
+    }
+}
+
+/// The page's prose: everything outside code fences.
+fn prose() -> String {
+    let mut out = String::new();
+    let mut in_fence = false;
+    for line in PAGE.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        } else if !in_fence {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The numbers with two or more decimals in `text` (`0.621`, `1.9882`), as written.
+fn decimals(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts =
+            chars[i].is_ascii_digit() && (i == 0 || !chars[i - 1].is_ascii_digit());
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == '.') {
+            j += 1;
+        }
+        let number: String = chars[i..j].iter().collect::<String>();
+        let number = number.trim_end_matches('.').to_string();
+        if number.split('.').nth(1).is_some_and(|d| d.len() >= 2) {
+            found.push(number);
+        }
+        i = j;
+    }
+    found
+}
+
+#[test]
+fn every_decimal_the_prose_quotes_is_printed_by_the_tour_or_held_by_the_data() {
+    let printed = format!("{}{COSTS}{SIDE_BY_SIDE}", sections().join("\n"));
+    let missing: Vec<String> = decimals(&prose())
+        .into_iter()
+        .filter(|n| !printed.contains(n.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "the prose quotes numbers that neither the tour nor the data holds: \
+         {missing:?}"
+    );
+}
+
+#[test]
+fn the_number_finder_finds_numbers_with_two_or_more_decimals() {
+    assert_eq!(
+        decimals("0.621 and 1.5, 3 and 12.034. Also 1e-6 and 0.02."),
+        ["0.621", "12.034", "0.02"]
+    );
+}
