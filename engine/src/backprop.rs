@@ -75,6 +75,8 @@ impl Tensor {
         // Not `no_grad(|| …)`: a closure would hide the caller's line from anomaly
         // mode.
         let _recording_off = grad_mode::no_grad_guard();
+        // The graph already rounds gradients where the forward pass was autocast.
+        let _autocast_off = crate::autocast::suspend();
         run_backward(self, upstream.detach());
     }
 }

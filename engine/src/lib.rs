@@ -73,6 +73,7 @@
 //! | `concat` `stack` `narrow` `slice` | `ops/join.rs` | `cpu/layout.rs` | `scatter_copy.wgsl` (concat), `strided_copy.wgsl` (narrow) | `Op::Concat`, `Op::Narrow` |
 //! | `index_select` `embedding` `repeat_interleave` | `ops/indexing.rs` | `cpu/layout.rs` | `index_select.wgsl`; derivative `segment_sum.wgsl` | `Op::IndexSelect` |
 //! | `where_cond` `masked_fill` `tril` `triu` | `ops/indexing.rs` | `cpu/elementwise.rs` | `where.wgsl` | `Op::Where` |
+//! | `autocast(p, …)` (a scope: products and attention scores take inputs rounded to `p` and give a rounded output) | `autocast.rs`, and a check at the top of `matmul`, `matmul_t`, `additive_scores_with`, `blocked_attention` | — (composed: `to_precision`, the op, `to_precision`) | none (emulated on the CPU) | through `Op::ToPrecision` and the op's own |
 //! | `to_precision` (values rounded to f16 or bf16, still `f32`) | `ops/precision.rs` | `precision.rs` (the conversions, bit by bit) | none | `Op::ToPrecision` (the gradient rounded the same way) |
 //! | `to` (a copy to another device) | `ops/device.rs` | — | an upload or a read-back (`gpu/buffer.rs`) | `Op::To` |
 //! | `dropout`, `rand`, `randn` | `ops/random.rs` | — (values drawn on the host, the same on every device; dropout is a `mul` by a mask) | through `binary.wgsl` | through `Op::Mul` |
@@ -91,6 +92,7 @@
 
 mod activation;
 pub mod anomaly;
+pub mod autocast;
 mod backprop;
 mod check;
 mod cpu;
@@ -117,6 +119,7 @@ mod tensor;
 pub mod threads;
 
 pub use activation::Activation;
+pub use autocast::autocast;
 pub use device::{Device, DeviceError};
 pub use grad_mode::no_grad;
 pub use op::GeluApprox;

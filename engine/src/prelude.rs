@@ -17,6 +17,7 @@
 //! ```
 
 pub use crate::activation::Activation;
+pub use crate::autocast::autocast;
 pub use crate::grad_mode::no_grad;
 pub use crate::nn::{
     Dropout, DropoutConfig, Embedding, EmbeddingConfig, Gru, GruCell, GruConfig,

@@ -17,6 +17,7 @@ mod nn_golden;
 mod additive_scores;
 mod anomaly_mode;
 mod api_regressions;
+mod autocast;
 mod autograd;
 mod blocked_attention;
 mod comparisons;

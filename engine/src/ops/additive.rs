@@ -57,6 +57,16 @@ impl Tensor {
         activation: Activation,
     ) -> Tensor {
         let dims = check_additive(self.shape(), keys.shape(), w.shape());
+        if let Some(p) = crate::autocast::active() {
+            // Inputs and scores rounded, the sum over h in f32 (see `crate::autocast`).
+            let _off = crate::autocast::suspend();
+            let (q, k, w) = (
+                self.to_precision(p),
+                keys.to_precision(p),
+                w.to_precision(p),
+            );
+            return q.additive_scores_with(&k, &w, activation).to_precision(p);
+        }
         let shape = vec![dims.batch, dims.queries, dims.keys];
         let _device = check::device("additive_scores", &[self, keys, w]);
         #[cfg(feature = "wgpu")]

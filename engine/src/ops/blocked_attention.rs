@@ -141,6 +141,16 @@ impl Tensor {
         let _device = check::device(op, &[self, keys, values]);
         check::no_gpu_kernel(op, self);
         let dims = check_shapes(self.shape(), keys.shape(), values.shape(), options);
+        if let Some(p) = crate::autocast::active() {
+            // Inputs and output rounded, the softmax and sums in f32 (`crate::autocast`).
+            let _off = crate::autocast::suspend();
+            let (q, k, v) = (
+                self.to_precision(p),
+                keys.to_precision(p),
+                values.to_precision(p),
+            );
+            return q.blocked_attention(&k, &v, options).to_precision(p);
+        }
         let scale = options.scale.unwrap_or(1.0 / (dims.features as f32).sqrt());
         check::ensure(scale.is_finite() && scale > 0.0, op, || {
             format!("the scale must be finite and greater than 0, found {scale}")

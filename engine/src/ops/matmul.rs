@@ -1,10 +1,12 @@
 //! `matmul` (2-D and batched, with broadcast batch dimensions) and `bmm`.
 
+use crate::autocast;
 use crate::check;
 use crate::cpu;
 use crate::cpu::matmul::{Lhs, Rhs};
 use crate::memory;
 use crate::op::Op;
+use crate::precision::Precision;
 use crate::tensor::Tensor;
 
 impl Tensor {
@@ -38,6 +40,9 @@ impl Tensor {
                 }
             )
         });
+        if let Some(p) = autocast::active() {
+            return self.autocast_product("matmul", rhs, p, Tensor::matmul);
+        }
         self.matmul_kernel(
             "matmul",
             rhs,
@@ -79,12 +84,42 @@ impl Tensor {
                 }
             )
         });
+        if let Some(p) = autocast::active() {
+            return self.autocast_product("matmul_t", rhs, p, Tensor::matmul_t);
+        }
         self.matmul_kernel(
             "matmul_t",
             rhs,
             (Lhs::AsIs, Rhs::Transposed),
             Some(Op::MatmulT(self.clone(), rhs.clone())),
         )
+    }
+
+    /// `op(self, rhs)` as autocast to `precision` computes it: both inputs rounded to it,
+    /// the product in `f32`, the output rounded (see [`crate::autocast`]).
+    #[track_caller]
+    pub(crate) fn autocast_product(
+        &self,
+        op: &str,
+        rhs: &Tensor,
+        precision: Precision,
+        product: impl Fn(&Tensor, &Tensor) -> Tensor,
+    ) -> Tensor {
+        check::ensure(self.device().is_cpu() && rhs.device().is_cpu(), op, || {
+            format!(
+                "autocast to {precision} has no GPU kernels yet, and the operands {:?} and {:?} live on {}\n  hint: run the product outside the autocast scope, or on the CPU",
+                self.shape(),
+                rhs.shape(),
+                if self.device().is_cpu() {
+                    rhs.device()
+                } else {
+                    self.device()
+                }
+            )
+        });
+        let _off = autocast::suspend();
+        product(&self.to_precision(precision), &rhs.to_precision(precision))
+            .to_precision(precision)
     }
 
     /// `selfᵀ · rhs` over the last two dimensions, `[..., k, m] × [..., k, n] → [..., m, n]`,
