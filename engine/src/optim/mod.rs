@@ -22,15 +22,18 @@
 //! - `optimizer.rs`: the [`Optimizer`] trait and [`check_parameters`].
 //! - `sgd.rs`: [`Sgd`]; `adam.rs`: [`Adam`] and [`AdamW`].
 //! - `clip.rs`: [`clip_grad_norm`]; `warmup.rs`: [`LinearWarmup`].
+//! - `grad_scaler.rs`: [`GradScaler`], dynamic loss scaling for half precision.
 
 mod adam;
 mod clip;
+mod grad_scaler;
 mod optimizer;
 mod sgd;
 mod warmup;
 
 pub use adam::{Adam, AdamConfig, AdamW};
 pub use clip::clip_grad_norm;
+pub use grad_scaler::{GradScaler, GradScalerConfig};
 pub use optimizer::{Optimizer, check_parameters};
 pub use sgd::{Sgd, SgdConfig};
 pub use warmup::LinearWarmup;
