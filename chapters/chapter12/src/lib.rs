@@ -1,0 +1,48 @@
+//! # Chapter 12: choosing a scoring function
+//!
+//! The articles compare scoring functions with numbers from their own projects. This
+//! chapter reruns the comparison on one task, chapter 9's numbers in words, on the
+//! reader's machine:
+//!
+//! 1. [`scorings`]: additive, dot-product, scaled dot-product, multi-head and hybrid
+//!    gated attention, each as the attention of chapter 9's decoder
+//!    ([`chapter09::DecoderAttention`]), built by [`Scoring`].
+//! 2. [`compare`]: every scoring trained from the same seeds with the same budget and
+//!    schedule ([`compare::run`]), the peak memory of a training step, and what
+//!    decides a trained hybrid's weights ([`compare::reading`]).
+//! 3. [`complexity`]: the multiply-adds of one attention call and its time as the
+//!    feature size grows, with the projections counted and without.
+//! 4. [`record`]: the results, recorded in `data/compare.tsv` by the `compare`
+//!    example and printed as the tables of `data/compare.txt`.
+//! 5. [`plots`]: the learning curves, the complexity sweep and the hybrid's gate,
+//!    drawn from the recording.
+//! 6. [`tour`]: everything else the page prints (`cargo run -p chapter12`).
+//!
+//! The exercises are in [`exercises`]: out of the box the reference solutions run;
+//! with `--features exercises` your own `src/exercises.rs` does.
+
+pub mod compare;
+pub mod complexity;
+pub mod plots;
+pub mod record;
+pub mod scorings;
+pub mod tour;
+
+pub use scorings::{Hybrid, MultiHead, ProjectedDotProduct, Scorer, Scoring};
+
+/// The exercises of this chapter: the reference solutions, or with `--features
+/// exercises` the learner's file `src/exercises.rs`.
+#[cfg(not(feature = "exercises"))]
+#[path = "solutions.rs"]
+pub mod exercises;
+
+/// The exercises of this chapter: the learner's file `src/exercises.rs`.
+#[cfg(feature = "exercises")]
+#[path = "exercises.rs"]
+pub mod exercises;
+
+/// The chapter's page, compiled as doctests (its Rust listings are included from this
+/// crate; any other Rust block on the page is compiled and run).
+#[cfg(doctest)]
+#[doc = include_str!("../../../book/src/ch12-scoring-functions.md")]
+struct Book;

@@ -1,0 +1,135 @@
+//! The page quotes what the code prints: each section of the tour (`cargo run -p
+//! chapter12`) and each table of the `compare` example (`data/compare.txt`) appear in
+//! the page verbatim as ```text blocks, and every decimal number the prose quotes is
+//! one of theirs, or one that an earlier chapter's page prints and this page cites,
+//! so a change to the code that changes a number fails here until the page is updated
+//! too.
+
+use chapter12::record::RECORDED_TABLES;
+use chapter12::tour;
+
+const PAGE: &str = include_str!("../../../book/src/ch12-scoring-functions.md");
+const CH05: &str = include_str!("../../../book/src/ch05-additive-attention.md");
+const CH06: &str = include_str!("../../../book/src/ch06-scaled-dot-product.md");
+const CH09: &str = include_str!("../../../book/src/ch09-training-with-attention.md");
+const CH11: &str = include_str!("../../../book/src/ch11-long-sequences.md");
+
+/// The numbers the page cites from earlier chapters, each with the page that prints
+/// it.
+const CITED: &[(&str, &str, &str)] = &[
+    ("16.00", "chapter 5", CH05),
+    ("0.970", "chapter 6", CH06),
+    ("2.00", "chapter 6", CH06),
+    ("22.459", "chapter 6", CH06),
+    ("0.777", "chapter 6", CH06),
+    ("128.50", "chapter 6", CH06),
+    ("0.978", "chapter 9", CH09),
+    ("5.01", "chapter 11", CH11),
+    ("20.06", "chapter 11", CH11),
+];
+
+#[track_caller]
+fn assert_quoted(what: &str, output: &str) {
+    let block = format!("```text\n{output}```");
+    assert!(
+        PAGE.contains(&block),
+        "the page must hold {what} as a ```text block; it prints:\n{output}"
+    );
+}
+
+#[test]
+fn the_page_quotes_every_section_of_the_tour_exactly() {
+    assert_quoted("section 1", &tour::scorings_section());
+    assert_quoted("section 2", &tour::claims_section());
+    assert_quoted("section 3", &tour::complexity_section());
+    assert_quoted("section 4", &tour::hybrid_section());
+}
+
+#[test]
+fn the_page_quotes_every_recorded_table_exactly() {
+    let tables: Vec<&str> = RECORDED_TABLES.split("\n\n").collect();
+    assert_eq!(tables.len(), 4, "four tables in data/compare.txt");
+    for (i, table) in tables.iter().enumerate() {
+        let table = format!("{}\n", table.trim_end_matches('\n'));
+        assert_quoted(&format!("table {} of data/compare.txt", i + 1), &table);
+    }
+}
+
+/// The page's prose: everything outside code fences.
+fn prose() -> String {
+    let mut out = String::new();
+    let mut in_fence = false;
+    for line in PAGE.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        } else if !in_fence {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The numbers with two or more decimals in `text` (`0.621`, `1.9882`), as written.
+fn decimals(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts =
+            chars[i].is_ascii_digit() && (i == 0 || !chars[i - 1].is_ascii_digit());
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == '.') {
+            j += 1;
+        }
+        let number: String = chars[i..j].iter().collect::<String>();
+        let number = number.trim_end_matches('.').to_string();
+        if number.split('.').nth(1).is_some_and(|d| d.len() >= 2) {
+            found.push(number);
+        }
+        i = j;
+    }
+    found
+}
+
+#[test]
+fn every_decimal_the_prose_quotes_is_printed_here_or_cited_from_its_chapter() {
+    let printed = format!("{}{RECORDED_TABLES}", tour::tour());
+    let missing: Vec<String> = decimals(&prose())
+        .into_iter()
+        .filter(|n| !printed.contains(n.as_str()))
+        .filter(|n| !CITED.iter().any(|(c, _, _)| c == n))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "the prose quotes numbers that neither the tour nor the comparison prints, \
+         and that no earlier chapter is cited for: {missing:?}"
+    );
+}
+
+#[test]
+fn every_number_cited_from_an_earlier_chapter_is_on_that_chapter_s_page() {
+    for (number, chapter, page) in CITED {
+        assert!(
+            page.contains(number),
+            "{chapter}'s page no longer prints {number}, which this page cites"
+        );
+        assert!(
+            decimals(&prose()).iter().any(|n| n == number),
+            "{number} is listed as cited from {chapter} but the prose does not \
+             quote it"
+        );
+    }
+}
+
+#[test]
+fn the_number_finder_finds_numbers_with_two_or_more_decimals() {
+    assert_eq!(
+        decimals("0.621 and 1.5, 3 and 12.034. Also 1e-6 and 0.02."),
+        ["0.621", "12.034", "0.02"]
+    );
+}
