@@ -55,51 +55,10 @@ fn the_page_quotes_every_recorded_table_exactly() {
     }
 }
 
-/// The page's prose: everything outside code fences.
-fn prose() -> String {
-    let mut out = String::new();
-    let mut in_fence = false;
-    for line in PAGE.lines() {
-        if line.trim_start().starts_with("```") {
-            in_fence = !in_fence;
-        } else if !in_fence {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// The numbers with two or more decimals in `text` (`0.621`, `1.9882`), as written.
-fn decimals(text: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let chars: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let starts =
-            chars[i].is_ascii_digit() && (i == 0 || !chars[i - 1].is_ascii_digit());
-        if !starts {
-            i += 1;
-            continue;
-        }
-        let mut j = i;
-        while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == '.') {
-            j += 1;
-        }
-        let number: String = chars[i..j].iter().collect::<String>();
-        let number = number.trim_end_matches('.').to_string();
-        if number.split('.').nth(1).is_some_and(|d| d.len() >= 2) {
-            found.push(number);
-        }
-        i = j;
-    }
-    found
-}
-
 #[test]
 fn every_decimal_the_prose_quotes_is_printed_here_or_cited_from_its_chapter() {
     let printed = format!("{}{RECORDED_TABLES}", tour::tour());
-    let missing: Vec<String> = decimals(&prose())
+    let missing: Vec<String> = lesson::decimals(&lesson::prose(PAGE))
         .into_iter()
         .filter(|n| !printed.contains(n.as_str()))
         .filter(|n| !CITED.iter().any(|(c, _, _)| c == n))
@@ -119,17 +78,11 @@ fn every_number_cited_from_an_earlier_chapter_is_on_that_chapter_s_page() {
             "{chapter}'s page no longer prints {number}, which this page cites"
         );
         assert!(
-            decimals(&prose()).iter().any(|n| n == number),
+            lesson::decimals(&lesson::prose(PAGE))
+                .iter()
+                .any(|n| n == number),
             "{number} is listed as cited from {chapter} but the prose does not \
              quote it"
         );
     }
-}
-
-#[test]
-fn the_number_finder_finds_numbers_with_two_or_more_decimals() {
-    assert_eq!(
-        decimals("0.621 and 1.5, 3 and 12.034. Also 1e-6 and 0.02."),
-        ["0.621", "12.034", "0.02"]
-    );
 }
