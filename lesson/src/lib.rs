@@ -5,12 +5,14 @@
 //! tests.
 
 mod close;
+mod machine;
 mod page;
 mod panic;
 mod trace;
 mod wrap;
 
 pub use close::assert_close;
+pub use machine::cpu_name;
 pub use page::{decimals, prose};
 pub use panic::panic_message;
 pub use trace::{Step, Trace};

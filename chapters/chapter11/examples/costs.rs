@@ -71,26 +71,6 @@ fn time_step(method: Method, n: usize, runs: usize) -> Duration {
     })
 }
 
-/// The CPU's name from `/proc/cpuinfo` (Linux), with its family and model numbers and
-/// the number of cores the program may use.
-fn cpu_name() -> String {
-    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let field = |name: &str| {
-        info.lines()
-            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
-            .and_then(|l| l.split_once(':'))
-            .map(|(_, v)| v.trim().to_string())
-    };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    match (field("model name"), field("cpu family"), field("model")) {
-        (Some(name), Some(family), Some(model)) => {
-            format!("{name} (family {family}, model {model}), {cores} cores")
-        }
-        (Some(name), ..) => format!("{name}, {cores} cores"),
-        _ => format!("a {} CPU, {cores} cores", std::env::consts::ARCH),
-    }
-}
-
 /// `target/` of this build: the example runs from `target/<profile>/examples/`.
 fn target_dir() -> PathBuf {
     std::env::current_exe()
@@ -194,7 +174,7 @@ fn main() -> ExitCode {
     let threads = engine::threads::num_threads();
     let limit_bytes = (limit_gib * f64::from(1u32 << 30)) as usize;
     let mut costs = Costs {
-        cpu: cpu_name(),
+        cpu: lesson::cpu_name(),
         engine_path: kernels::active().name().to_string(),
         threads,
         runs,

@@ -48,26 +48,6 @@ fn median_time(mut run: impl FnMut()) -> Duration {
     times[times.len() / 2]
 }
 
-/// The CPU's name from `/proc/cpuinfo` (Linux), with its family and model numbers and the
-/// number of cores the program may use.
-fn cpu_name() -> String {
-    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let field = |name: &str| {
-        info.lines()
-            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
-            .and_then(|l| l.split_once(':'))
-            .map(|(_, v)| v.trim().to_string())
-    };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    match (field("model name"), field("cpu family"), field("model")) {
-        (Some(name), Some(family), Some(model)) => {
-            format!("{name} (family {family}, model {model}), {cores} cores")
-        }
-        (Some(name), ..) => format!("{name}, {cores} cores"),
-        _ => format!("a {} CPU, {cores} cores", std::env::consts::ARCH),
-    }
-}
-
 /// The data and unified caches of the first core, from `/sys` (Linux): `L1 48 KiB, …`.
 fn caches() -> String {
     let mut found = Vec::new();
@@ -154,7 +134,7 @@ fn main() {
 
     let kernel = Kernel::detect();
     let mut sample = Sample {
-        cpu: cpu_name(),
+        cpu: lesson::cpu_name(),
         caches: caches(),
         kernel: kernel.name().to_string(),
         engine_path: kernels::active().name().to_string(),
