@@ -13,7 +13,7 @@ mod wrap;
 
 pub use close::assert_close;
 pub use machine::cpu_name;
-pub use page::{decimals, prose};
+pub use page::{assert_quoted, decimals, prose};
 pub use panic::panic_message;
 pub use trace::{Step, Trace};
 pub use wrap::{COLUMNS, wrap};

@@ -1,6 +1,18 @@
 //! Reading a chapter's page in its tests: the prose outside code blocks, and the numbers it
 //! quotes, so that a test can check each against what the chapter's code prints.
 
+/// Fails unless `page` holds `output` as a ```` ```text ```` block, verbatim: how a
+/// chapter's tests check that its page quotes what its code prints. `what` names the
+/// output in the message.
+#[track_caller]
+pub fn assert_quoted(page: &str, what: &str, output: &str) {
+    let block = format!("```text\n{output}```");
+    assert!(
+        page.contains(&block),
+        "the page must hold {what} as a ```text block; it prints:\n{output}"
+    );
+}
+
 /// The prose of a markdown page: every line outside its code fences (```` ``` ````).
 ///
 /// ```

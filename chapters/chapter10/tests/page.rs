@@ -9,26 +9,17 @@ use chapter10::tour;
 const PAGE: &str = include_str!("../../../book/src/ch10-pitfalls.md");
 const SWEEP: &str = include_str!("../data/sweep.txt");
 
-#[track_caller]
-fn assert_quoted(what: &str, output: &str) {
-    let block = format!("```text\n{output}```");
-    assert!(
-        PAGE.contains(&block),
-        "the page must hold {what} as a ```text block; it prints:\n{output}"
-    );
-}
-
 #[test]
 fn the_page_quotes_every_section_of_the_tour_exactly() {
-    assert_quoted("section 1", &tour::mismatch_section());
-    assert_quoted("section 4", &tour::nan_section());
-    assert_quoted("section 5", &tour::mask_section());
-    assert_quoted("section 6", &tour::tests_section());
+    lesson::assert_quoted(PAGE, "section 1", &tour::mismatch_section());
+    lesson::assert_quoted(PAGE, "section 4", &tour::nan_section());
+    lesson::assert_quoted(PAGE, "section 5", &tour::mask_section());
+    lesson::assert_quoted(PAGE, "section 6", &tour::tests_section());
 }
 
 #[test]
 fn the_page_quotes_the_recorded_tables() {
-    assert_quoted("the sweep's tables (data/sweep.txt)", SWEEP);
+    lesson::assert_quoted(PAGE, "the sweep's tables (data/sweep.txt)", SWEEP);
 }
 
 #[test]

@@ -12,15 +12,6 @@ const PAGE: &str = include_str!("../../../book/src/ch11-long-sequences.md");
 const COSTS: &str = include_str!("../data/costs.tsv");
 const SIDE_BY_SIDE: &str = include_str!("../data/side_by_side.tsv");
 
-#[track_caller]
-fn assert_quoted(what: &str, output: &str) {
-    let block = format!("```text\n{output}```");
-    assert!(
-        PAGE.contains(&block),
-        "the page must hold {what} as a ```text block; it prints:\n{output}"
-    );
-}
-
 /// The tour's seven sections, computed once for both tests.
 fn sections() -> &'static [String; 7] {
     static SECTIONS: OnceLock<[String; 7]> = OnceLock::new();
@@ -40,7 +31,7 @@ fn sections() -> &'static [String; 7] {
 #[test]
 fn the_page_quotes_every_section_of_the_tour_exactly() {
     for (i, section) in sections().iter().enumerate() {
-        assert_quoted(&format!("section {}", i + 1), section);
+        lesson::assert_quoted(PAGE, &format!("section {}", i + 1), section);
     }
 }
 

@@ -28,21 +28,12 @@ const CITED: &[(&str, &str, &str)] = &[
     ("20.06", "chapter 11", CH11),
 ];
 
-#[track_caller]
-fn assert_quoted(what: &str, output: &str) {
-    let block = format!("```text\n{output}```");
-    assert!(
-        PAGE.contains(&block),
-        "the page must hold {what} as a ```text block; it prints:\n{output}"
-    );
-}
-
 #[test]
 fn the_page_quotes_every_section_of_the_tour_exactly() {
-    assert_quoted("section 1", &tour::scorings_section());
-    assert_quoted("section 2", &tour::claims_section());
-    assert_quoted("section 3", &tour::complexity_section());
-    assert_quoted("section 4", &tour::hybrid_section());
+    lesson::assert_quoted(PAGE, "section 1", &tour::scorings_section());
+    lesson::assert_quoted(PAGE, "section 2", &tour::claims_section());
+    lesson::assert_quoted(PAGE, "section 3", &tour::complexity_section());
+    lesson::assert_quoted(PAGE, "section 4", &tour::hybrid_section());
 }
 
 #[test]
@@ -51,7 +42,11 @@ fn the_page_quotes_every_recorded_table_exactly() {
     assert_eq!(tables.len(), 4, "four tables in data/compare.txt");
     for (i, table) in tables.iter().enumerate() {
         let table = format!("{}\n", table.trim_end_matches('\n'));
-        assert_quoted(&format!("table {} of data/compare.txt", i + 1), &table);
+        lesson::assert_quoted(
+            PAGE,
+            &format!("table {} of data/compare.txt", i + 1),
+            &table,
+        );
     }
 }
 
