@@ -3,7 +3,7 @@
 //! The additive-attention article recommends automatic mixed precision a few
 //! paragraphs after filling masked scores with `-1e9`. The two do not mix. This
 //! chapter runs half precision, emulated on the CPU by the engine's
-//! [`engine::autocast`], sees it fail and fixes it:
+//! [`engine::autocast()`], sees it fail and fixes it:
 //!
 //! 1. [`fills`]: every mask fill stored in f32, f16 and bf16, and what a partly and
 //!    a fully masked row become.

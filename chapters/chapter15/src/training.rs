@@ -1,5 +1,5 @@
 //! Chapter 9's training step in mixed precision: the forward pass inside
-//! [`autocast`], the loss scaled before `backward`, the gradients unscaled before
+//! [`autocast()`], the loss scaled before `backward`, the gradients unscaled before
 //! clipping, and a step that a dynamic scaler may skip.
 
 use attention::prelude::*;
