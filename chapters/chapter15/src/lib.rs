@@ -14,7 +14,7 @@
 //!    layer, with and without a loss scale.
 //! 4. [`memory`]: the bytes a 2-byte format would save, by kind of tensor.
 //! 5. [`record`]: the comparison of the five modes, recorded in `data/` by the
-//!    `compare` example and printed as the tables of `data/compare.txt`.
+//!    `precision_runs` example and printed as the tables of `data/compare.txt`.
 //! 6. [`plots`]: the scale over training and the vanished gradients per layer.
 //! 7. [`tour`]: everything else the page prints (`cargo run -p chapter15`).
 //!

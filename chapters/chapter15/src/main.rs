@@ -1,6 +1,6 @@
 //! Prints everything chapter 15's page shows from its tour and draws its figures:
 //! `cargo run -p chapter15`. The tables of the comparison come from the `compare`
-//! example (`cargo run --release -p chapter15 --example compare`).
+//! example (`cargo run --release -p chapter15 --example precision_runs`).
 
 fn main() {
     print!("{}", chapter15::tour::tour());

@@ -1,5 +1,5 @@
 //! The comparison's results as one record: written to `data/compare.tsv` by the
-//! `compare` example (`--record`), read back for the tables, the tour and the
+//! `precision_runs` example (`--record`), read back for the tables, the tour and the
 //! figures, and compared with a fresh run by `--check`, every number but the times.
 
 use crate::compare::{EVAL_EVERY, Run, STEPS, train_config};
@@ -9,7 +9,7 @@ use crate::underflow::{COLUMNS, LayerCount, share};
 /// The recorded data, as committed.
 pub const RECORDED_TSV: &str = include_str!("../data/compare.tsv");
 
-/// The recorded tables, as committed: what the `compare` example prints.
+/// The recorded tables, as committed: what the `precision_runs` example prints.
 pub const RECORDED_TABLES: &str = include_str!("../data/compare.txt");
 
 /// Everything the comparison measured.
@@ -306,7 +306,7 @@ impl Record {
         out
     }
 
-    /// Every table, as the `compare` example prints them and `data/compare.txt`
+    /// Every table, as the `precision_runs` example prints them and `data/compare.txt`
     /// holds them.
     pub fn tables(&self) -> String {
         [

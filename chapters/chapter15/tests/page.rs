@@ -1,5 +1,5 @@
 //! The page quotes what the code prints: each section of the tour (`cargo run -p
-//! chapter15`) and each table of the `compare` example (`data/compare.txt`) appear in
+//! chapter15`) and each table of the `precision_runs` example (`data/compare.txt`) appear in
 //! the page verbatim as ```text blocks, and every decimal number the prose quotes is
 //! one of theirs.
 

@@ -5,11 +5,11 @@
 //!
 //! ```console
 //! # print the tables
-//! cargo run --release -p chapter15 --example compare
+//! cargo run --release -p chapter15 --example precision_runs
 //! # the same as recorded, times excepted?
-//! cargo run --release -p chapter15 --example compare -- --check
+//! cargo run --release -p chapter15 --example precision_runs -- --check
 //! # rewrite data/compare.tsv and data/compare.txt
-//! cargo run --release -p chapter15 --example compare -- --record
+//! cargo run --release -p chapter15 --example precision_runs -- --record
 //! ```
 //!
 //! `--check` trains everything again and compares it with `data/compare.tsv`: every
