@@ -4,7 +4,7 @@
 //! without them.
 //!
 //! The counts are exact and the same everywhere; the times are one machine's,
-//! measured by the `compare` example and never by a test.
+//! measured by the `scorings` example and never by a test.
 
 use std::time::{Duration, Instant};
 

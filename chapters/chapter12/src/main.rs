@@ -1,6 +1,6 @@
 //! Prints everything chapter 12's page shows from its tour and draws its figures:
 //! `cargo run -p chapter12`. The tables of the comparison come from the `compare`
-//! example (`cargo run --release -p chapter12 --example compare`).
+//! example (`cargo run --release -p chapter12 --example scorings`).
 
 fn main() {
     print!("{}", chapter12::tour::tour());

@@ -1,5 +1,5 @@
 //! The comparison's results as one record: written to `data/compare.tsv` by the
-//! `compare` example (`--record`), read back for the tables, the tour and the
+//! `scorings` example (`--record`), read back for the tables, the tour and the
 //! figures, and compared with a fresh run by `--check`, every number but the times.
 
 use std::fmt::Write;
@@ -13,7 +13,7 @@ use crate::scorings::Scoring;
 /// The recorded data, as committed.
 pub const RECORDED_TSV: &str = include_str!("../data/compare.tsv");
 
-/// The recorded tables, as committed: what the `compare` example prints.
+/// The recorded tables, as committed: what the `scorings` example prints.
 pub const RECORDED_TABLES: &str = include_str!("../data/compare.txt");
 
 /// One row of the complexity sweep: the feature size and the median time of one call
@@ -118,7 +118,7 @@ impl Record {
     pub fn to_tsv(&self) -> String {
         let mut out = String::from(
             "# The comparison of chapter 12, written by\n\
-             #   cargo run --release -p chapter12 --example compare -- --record\n\
+             #   cargo run --release -p chapter12 --example scorings -- --record\n\
              # Every number is the engine's and the same on every machine, except \
              the\n# seconds, which are the machine's named below.\n",
         );
@@ -478,7 +478,7 @@ impl Record {
         out
     }
 
-    /// Every table, as the `compare` example prints them and `data/compare.txt` holds
+    /// Every table, as the `scorings` example prints them and `data/compare.txt` holds
     /// them.
     pub fn tables(&self) -> String {
         let text = [

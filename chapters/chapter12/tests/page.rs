@@ -1,5 +1,5 @@
 //! The page quotes what the code prints: each section of the tour (`cargo run -p
-//! chapter12`) and each table of the `compare` example (`data/compare.txt`) appear in
+//! chapter12`) and each table of the `scorings` example (`data/compare.txt`) appear in
 //! the page verbatim as ```text blocks, and every decimal number the prose quotes is
 //! one of theirs, or one that an earlier chapter's page prints and this page cites,
 //! so a change to the code that changes a number fails here until the page is updated

@@ -4,11 +4,11 @@
 //!
 //! ```console
 //! # print the tables
-//! cargo run --release -p chapter12 --example compare
+//! cargo run --release -p chapter12 --example scorings
 //! # the same as recorded, times excepted?
-//! cargo run --release -p chapter12 --example compare -- --check
+//! cargo run --release -p chapter12 --example scorings -- --check
 //! # rewrite data/compare.tsv and data/compare.txt
-//! cargo run --release -p chapter12 --example compare -- --record
+//! cargo run --release -p chapter12 --example scorings -- --record
 //! ```
 //!
 //! It prints the tables the page quotes. `--record` writes them to
