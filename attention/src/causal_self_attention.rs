@@ -145,6 +145,27 @@ impl CausalSelfAttention {
         Ok(Self::from_layers(layers, config))
     }
 
+    /// A layer read from the names after `prefix` (`"self_attn."` inside a Transformer
+    /// layer), in d2l's layout (`W_q`, …) or `nn.MultiheadAttention`'s (`in_proj_weight`,
+    /// …), as [`MultiHeadAttention`](crate::MultiHeadAttention) reads them; every problem
+    /// is recorded in `reader`.
+    #[track_caller]
+    pub(crate) fn read_at(
+        reader: &mut StateReader<'_>,
+        prefix: &str,
+        config: CausalSelfAttentionConfig,
+    ) -> Self {
+        let d = Self::check_config("CausalSelfAttention::from_state_dict", &config);
+        let layout = crate::MultiHeadAttentionConfig {
+            num_hiddens: d,
+            num_heads: config.num_heads,
+            bias: config.bias,
+            ..Default::default()
+        };
+        let layers = crate::MultiHeadAttention::read(reader, prefix, &layout);
+        Self::from_layers(layers, config)
+    }
+
     #[track_caller]
     fn check_config(module: &str, c: &CausalSelfAttentionConfig) -> usize {
         check::heads_divide(module, "num_hiddens", c.num_hiddens, c.num_heads);

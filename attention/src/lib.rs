@@ -40,6 +40,9 @@
 //!    modules take from [`BLOCKED_FROM_KEYS`] keys on); then [`long_sequences`], four
 //!    approximations that attend to part of the keys (a local window, a sparse pattern,
 //!    low-rank projections, hashing).
+//! 7. [`transformer`]: the Transformer's layers from these pieces: the position-wise
+//!    feed-forward network, residual connections with LayerNorm after or before each
+//!    sublayer, the encoder and decoder layers, and GPT's causal block with its cache.
 //!
 //! # Conventions
 //! - Every module is built the same way: `Module::new(ModuleConfig { … })`, settings named
@@ -71,7 +74,8 @@
 //!
 //! One file per mechanism: `mask.rs`, `masked_softmax.rs`, `additive.rs`, `bahdanau.rs`,
 //! `multi_head_additive.rs`, `dot_product.rs`, `multi_head.rs`, `kv_cache.rs`,
-//! `causal_self_attention.rs`, `blocked.rs`, and the folder `long_sequences/`; `state.rs` holds what the modules that also read PyTorch's
+//! `causal_self_attention.rs`, `blocked.rs`, and the folders `long_sequences/` and
+//! `transformer/`; `state.rs` holds what the modules that also read PyTorch's
 //! names for their parameters share.
 
 mod additive;
@@ -89,6 +93,7 @@ mod multi_head;
 mod multi_head_additive;
 pub mod prelude;
 mod state;
+pub mod transformer;
 mod weights;
 
 pub use additive::{AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring};
@@ -113,5 +118,10 @@ pub use masked_softmax::{D2L_FILL, Fill, masked_softmax};
 pub use multi_head::{MultiHeadAttention, MultiHeadAttentionConfig};
 pub use multi_head_additive::{
     MultiHeadAdditiveAttention, MultiHeadAdditiveAttentionConfig,
+};
+pub use transformer::{
+    CausalTransformerLayer, FeedForwardActivation, PositionWiseFfn,
+    PositionWiseFfnConfig, TransformerDecoderLayer, TransformerEncoderLayer,
+    TransformerLayerConfig,
 };
 pub use weights::AttentionWeights;

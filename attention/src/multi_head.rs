@@ -172,31 +172,46 @@ impl MultiHeadAttention {
     ) -> Result<Self, LoadError> {
         Self::check_config("MultiHeadAttention::from_state_dict", &config);
         let mut reader = StateReader::new(state);
-        let layers = Self::read(&mut reader, &config);
+        let layers = Self::read(&mut reader, "", &config);
         reader.finish()?;
         Ok(Self::from_layers(layers, config))
     }
 
-    /// The four projections from a state in d2l's layout, or in PyTorch's when the state
-    /// holds any of its names; `c` has been checked.
-    fn read(
+    /// A module read from the names after `prefix` (`""` at the top, `"self_attn."` inside
+    /// a Transformer layer), in d2l's layout or PyTorch's; every problem is recorded in
+    /// `reader`, named as the state names it.
+    #[track_caller]
+    pub(crate) fn read_at(
         reader: &mut StateReader<'_>,
+        prefix: &str,
+        config: MultiHeadAttentionConfig,
+    ) -> Self {
+        Self::check_config("MultiHeadAttention::from_state_dict", &config);
+        Self::from_layers(Self::read(reader, prefix, &config), config)
+    }
+
+    /// The four projections from a state in d2l's layout, or in PyTorch's when the state
+    /// holds any of its names, each after `prefix`; `c` has been checked.
+    pub(crate) fn read(
+        reader: &mut StateReader<'_>,
+        prefix: &str,
         c: &MultiHeadAttentionConfig,
     ) -> [Linear; 4] {
         let [q, k, v] = c.input_sizes();
         let (h, bias) = (c.num_hiddens, c.bias);
-        if !holds_any(reader, "", &TORCH_NAMES) {
+        let name = |n: &str| format!("{prefix}{n}");
+        if !holds_any(reader, prefix, &TORCH_NAMES) {
             return [
-                reader.linear("W_q", projection(q, h, bias)),
-                reader.linear("W_k", projection(k, h, bias)),
-                reader.linear("W_v", projection(v, h, bias)),
-                reader.linear("W_o", projection(h, h, bias)),
+                reader.linear(&name("W_q"), projection(q, h, bias)),
+                reader.linear(&name("W_k"), projection(k, h, bias)),
+                reader.linear(&name("W_v"), projection(v, h, bias)),
+                reader.linear(&name("W_o"), projection(h, h, bias)),
             ];
         }
         // PyTorch keeps one stacked input projection when every size is the model's
         // (`_qkv_same_embed_dim`), and three apart otherwise.
         let weights = if [q, k, v] == [h; 3] {
-            let stacked = reader.tensor("in_proj_weight", &[3 * h, h]);
+            let stacked = reader.tensor(&name("in_proj_weight"), &[3 * h, h]);
             [0, 1, 2].map(|i| stacked.narrow(0, i * h, h))
         } else {
             [
@@ -204,13 +219,13 @@ impl MultiHeadAttention {
                 ("k_proj_weight", k),
                 ("v_proj_weight", v),
             ]
-            .map(|(name, size)| reader.tensor(name, &[h, size]))
+            .map(|(n, size)| reader.tensor(&name(n), &[h, size]))
         };
         let biases = bias.then(|| {
-            let stacked = reader.tensor("in_proj_bias", &[3 * h]);
+            let stacked = reader.tensor(&name("in_proj_bias"), &[3 * h]);
             [0, 1, 2].map(|i| stacked.narrow(0, i * h, h))
         });
-        let out = reader.linear("out_proj", projection(h, h, bias));
+        let out = reader.linear(&name("out_proj"), projection(h, h, bias));
         let [w_q, w_k, w_v] = [0, 1, 2].map(|i| {
             Linear::from_weights(&weights[i], biases.as_ref().map(|b| &b[i]))
         });
@@ -339,7 +354,7 @@ impl Module for MultiHeadAttention {
     /// type's documentation) into the parameters; nothing changes unless all of it fits.
     fn load_state_dict(&self, state: &StateDict) -> Result<(), LoadError> {
         load_through(self, state, |reader| {
-            Self::from_layers(Self::read(reader, &self.config), self.config)
+            Self::from_layers(Self::read(reader, "", &self.config), self.config)
         })
     }
 }

@@ -15,6 +15,11 @@ pub use crate::long_sequences::{
     local_window_attention, local_window_attention_with, low_rank_attention,
     lsh_attention, lsh_buckets, sparse_attention,
 };
+pub use crate::transformer::{
+    CausalTransformerLayer, FeedForwardActivation, PositionWiseFfn,
+    PositionWiseFfnConfig, TransformerDecoderLayer, TransformerEncoderLayer,
+    TransformerLayerConfig,
+};
 pub use crate::{
     AdditiveAttention, AdditiveAttentionConfig, AdditiveScoring, AttentionPath,
     AttentionWeights, BahdanauAttention, BahdanauAttentionConfig,

@@ -28,3 +28,5 @@ mod on_devices;
 mod parity;
 mod sdpa_options;
 mod state_dicts;
+mod transformer_layers;
+mod transformer_parity;

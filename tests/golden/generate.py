@@ -4,7 +4,7 @@ import pathlib
 import runpy
 
 HERE = pathlib.Path(__file__).resolve().parent
-SCRIPTS = ["ops.py", "nn_optim.py", "attention.py"]
+SCRIPTS = ["ops.py", "nn_optim.py", "attention.py", "transformer.py"]
 
 if __name__ == "__main__":
     for name in SCRIPTS:
