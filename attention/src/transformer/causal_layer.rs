@@ -138,6 +138,7 @@ impl CausalTransformerLayer {
         &self.self_attn
     }
 
+    // ANCHOR: causal_layer
     /// The whole sequence at once: position `t` sees positions `0..=t`.
     #[track_caller]
     pub fn forward(&self, x: &Tensor, mask: &Mask) -> Tensor {
@@ -147,8 +148,8 @@ impl CausalTransformerLayer {
         self.ffn_block.apply(&x, |h| self.ffn.forward(h))
     }
 
-    /// The prompt `x: [B, T, num_hiddens]` at once, filling an empty `cache` with this
-    /// layer's keys and values.
+    /// The prompt `x: [B, T, num_hiddens]` at once, filling an empty `cache` with
+    /// this layer's keys and values.
     #[track_caller]
     pub fn prefill(&self, x: &Tensor, cache: &mut KvCache, mask: &Mask) -> Tensor {
         let x = self
@@ -165,6 +166,7 @@ impl CausalTransformerLayer {
             .apply(x, |h| self.self_attn.step(h, cache, mask));
         self.ffn_block.apply(&x, |h| self.ffn.forward(h))
     }
+    // ANCHOR_END: causal_layer
 }
 
 impl Module for CausalTransformerLayer {

@@ -167,6 +167,7 @@ impl TransformerDecoderLayer {
                 memory.shape()
             )
         });
+        // ANCHOR: decoder_forward
         let x = self
             .self_block
             .apply(x, |h| self.self_attn.forward(h, h, h, self_mask));
@@ -174,6 +175,7 @@ impl TransformerDecoderLayer {
             self.cross_attn.forward(h, memory, memory, memory_mask)
         });
         self.ffn_block.apply(&x, |h| self.ffn.forward(h))
+        // ANCHOR_END: decoder_forward
     }
 }
 

@@ -139,10 +139,12 @@ impl TransformerEncoderLayer {
                 )
             },
         );
+        // ANCHOR: encoder_forward
         let x = self
             .attention_block
             .apply(x, |h| self.self_attn.forward(h, h, h, mask));
         self.ffn_block.apply(&x, |h| self.ffn.forward(h))
+        // ANCHOR_END: encoder_forward
     }
 }
 

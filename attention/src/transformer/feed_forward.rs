@@ -147,8 +147,10 @@ impl PositionWiseFfn {
                 )
             },
         );
+        // ANCHOR: ffn_forward
         let hidden = self.activation.apply(&self.linear1.forward(x));
         self.linear2.forward(&self.dropout.forward(&hidden))
+        // ANCHOR_END: ffn_forward
     }
 }
 
