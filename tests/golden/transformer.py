@@ -48,26 +48,9 @@ FORMS = [(False, "relu"), (True, "relu"), (False, "gelu"), (True, "gelu")]
 # ---------------------------------------------------------------------------------------
 
 
-def t(x):
-    x = x.detach().double()
-    return {"shape": list(x.shape), "data": [float(f"{v:.9g}") for v in x.reshape(-1).tolist()]}
-
-
-def f32(x):
-    """`x` rounded to float32 (and held as float64), so the engine can represent it exactly."""
-    return x.float().double()
-
-
-def rand(*shape, scale=1.0):
-    return f32(torch.randn(*shape) * scale)
-
-
-def leaf(*shape, scale=1.0):
-    return rand(*shape, scale=scale).requires_grad_()
-
-
-def close(a, b, tol=1e-10):
-    return torch.allclose(a, b, atol=tol, rtol=tol)
+# The storage helpers are attention.py's (importing it runs nothing; it sets float64 as
+# the default dtype, as this script does too).
+from attention import close, dumps, f32, leaf, rand, t  # noqa: E402
 
 
 def randomize(layer):
@@ -319,20 +302,6 @@ def main():
         "cases": len(cases),
     }
     OUT.write_text(dumps({"meta": meta, "cases": cases}) + "\n")
-
-
-def dumps(value, indent=0):
-    """JSON with one line per tensor: nested objects are indented, number lists stay flat."""
-    pad = "  " * (indent + 1)
-    if isinstance(value, dict):
-        if "data" in value and "shape" in value:
-            return json.dumps(value)
-        items = [f"{pad}{json.dumps(k)}: {dumps(v, indent + 1)}" for k, v in value.items()]
-        return "{\n" + ",\n".join(items) + "\n" + "  " * indent + "}"
-    if isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
-        items = [f"{pad}{dumps(v, indent + 1)}" for v in value]
-        return "[\n" + ",\n".join(items) + "\n" + "  " * indent + "]"
-    return json.dumps(value)
 
 
 if __name__ == "__main__":

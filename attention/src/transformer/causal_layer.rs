@@ -4,7 +4,7 @@
 use engine::Tensor;
 use engine::nn::{LoadError, Module, StateDict, StateReader, prefixed};
 
-use super::residual::Residual;
+use super::residual::{Residual, from_state};
 use super::{PositionWiseFfn, TransformerLayerConfig};
 use crate::causal_self_attention::{CausalSelfAttention, CausalSelfAttentionConfig};
 use crate::kv_cache::KvCache;
@@ -75,15 +75,12 @@ impl CausalTransformerLayer {
     pub fn new(config: TransformerLayerConfig) -> Self {
         config.check("CausalTransformerLayer::new");
         let c = config;
-        let block = || {
-            Residual::new(c.num_hiddens, c.layer_norm_eps, c.dropout, c.norm_first)
-        };
         CausalTransformerLayer {
             config,
             self_attn: CausalSelfAttention::new(Self::attention(&c)),
             ffn: PositionWiseFfn::new(c.ffn()),
-            attention_block: block(),
-            ffn_block: block(),
+            attention_block: Residual::new(&c),
+            ffn_block: Residual::new(&c),
         }
     }
 
@@ -94,17 +91,16 @@ impl CausalTransformerLayer {
         config: TransformerLayerConfig,
         state: &StateDict,
     ) -> Result<Self, LoadError> {
-        config.check("CausalTransformerLayer::from_state_dict");
-        let mut reader = StateReader::new(state);
-        let layer = Self::read(&mut reader, config);
-        reader.finish()?;
-        Ok(layer)
+        from_state(
+            "CausalTransformerLayer::from_state_dict",
+            config,
+            state,
+            Self::read,
+        )
     }
 
     #[track_caller]
     fn read(reader: &mut StateReader<'_>, c: TransformerLayerConfig) -> Self {
-        let (d, eps, p, first) =
-            (c.num_hiddens, c.layer_norm_eps, c.dropout, c.norm_first);
         CausalTransformerLayer {
             config: c,
             self_attn: CausalSelfAttention::read_at(
@@ -113,8 +109,8 @@ impl CausalTransformerLayer {
                 Self::attention(&c),
             ),
             ffn: PositionWiseFfn::read_at(reader, "", c.ffn()),
-            attention_block: Residual::read(reader, "norm1", d, eps, p, first),
-            ffn_block: Residual::read(reader, "norm2", d, eps, p, first),
+            attention_block: Residual::read(reader, "norm1", &c),
+            ffn_block: Residual::read(reader, "norm2", &c),
         }
     }
 

@@ -4,7 +4,7 @@
 use engine::Tensor;
 use engine::nn::{LoadError, Module, StateDict, StateReader, prefixed};
 
-use super::residual::Residual;
+use super::residual::{Residual, from_state};
 use super::{PositionWiseFfn, TransformerLayerConfig};
 use crate::check;
 use crate::mask::Mask;
@@ -74,17 +74,14 @@ impl TransformerDecoderLayer {
     pub fn new(config: TransformerLayerConfig) -> Self {
         config.check("TransformerDecoderLayer::new");
         let c = config;
-        let block = || {
-            Residual::new(c.num_hiddens, c.layer_norm_eps, c.dropout, c.norm_first)
-        };
         TransformerDecoderLayer {
             config,
             self_attn: MultiHeadAttention::new(c.attention()),
             cross_attn: MultiHeadAttention::new(c.attention()),
             ffn: PositionWiseFfn::new(c.ffn()),
-            self_block: block(),
-            cross_block: block(),
-            ffn_block: block(),
+            self_block: Residual::new(&c),
+            cross_block: Residual::new(&c),
+            ffn_block: Residual::new(&c),
         }
     }
 
@@ -95,17 +92,16 @@ impl TransformerDecoderLayer {
         config: TransformerLayerConfig,
         state: &StateDict,
     ) -> Result<Self, LoadError> {
-        config.check("TransformerDecoderLayer::from_state_dict");
-        let mut reader = StateReader::new(state);
-        let layer = Self::read(&mut reader, config);
-        reader.finish()?;
-        Ok(layer)
+        from_state(
+            "TransformerDecoderLayer::from_state_dict",
+            config,
+            state,
+            Self::read,
+        )
     }
 
     #[track_caller]
     fn read(reader: &mut StateReader<'_>, c: TransformerLayerConfig) -> Self {
-        let (d, eps, p, first) =
-            (c.num_hiddens, c.layer_norm_eps, c.dropout, c.norm_first);
         TransformerDecoderLayer {
             config: c,
             self_attn: MultiHeadAttention::read_at(
@@ -119,9 +115,9 @@ impl TransformerDecoderLayer {
                 c.attention(),
             ),
             ffn: PositionWiseFfn::read_at(reader, "", c.ffn()),
-            self_block: Residual::read(reader, "norm1", d, eps, p, first),
-            cross_block: Residual::read(reader, "norm2", d, eps, p, first),
-            ffn_block: Residual::read(reader, "norm3", d, eps, p, first),
+            self_block: Residual::read(reader, "norm1", &c),
+            cross_block: Residual::read(reader, "norm2", &c),
+            ffn_block: Residual::read(reader, "norm3", &c),
         }
     }
 

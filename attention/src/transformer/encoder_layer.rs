@@ -4,7 +4,7 @@
 use engine::Tensor;
 use engine::nn::{LoadError, Module, StateDict, StateReader, prefixed};
 
-use super::residual::Residual;
+use super::residual::{Residual, from_state};
 use super::{PositionWiseFfn, TransformerLayerConfig};
 use crate::check;
 use crate::mask::Mask;
@@ -70,15 +70,12 @@ impl TransformerEncoderLayer {
     pub fn new(config: TransformerLayerConfig) -> Self {
         config.check("TransformerEncoderLayer::new");
         let c = config;
-        let block = || {
-            Residual::new(c.num_hiddens, c.layer_norm_eps, c.dropout, c.norm_first)
-        };
         TransformerEncoderLayer {
             config,
             self_attn: MultiHeadAttention::new(c.attention()),
             ffn: PositionWiseFfn::new(c.ffn()),
-            attention_block: block(),
-            ffn_block: block(),
+            attention_block: Residual::new(&c),
+            ffn_block: Residual::new(&c),
         }
     }
 
@@ -89,17 +86,16 @@ impl TransformerEncoderLayer {
         config: TransformerLayerConfig,
         state: &StateDict,
     ) -> Result<Self, LoadError> {
-        config.check("TransformerEncoderLayer::from_state_dict");
-        let mut reader = StateReader::new(state);
-        let layer = Self::read(&mut reader, config);
-        reader.finish()?;
-        Ok(layer)
+        from_state(
+            "TransformerEncoderLayer::from_state_dict",
+            config,
+            state,
+            Self::read,
+        )
     }
 
     #[track_caller]
     fn read(reader: &mut StateReader<'_>, c: TransformerLayerConfig) -> Self {
-        let (d, eps, p, first) =
-            (c.num_hiddens, c.layer_norm_eps, c.dropout, c.norm_first);
         TransformerEncoderLayer {
             config: c,
             self_attn: MultiHeadAttention::read_at(
@@ -108,8 +104,8 @@ impl TransformerEncoderLayer {
                 c.attention(),
             ),
             ffn: PositionWiseFfn::read_at(reader, "", c.ffn()),
-            attention_block: Residual::read(reader, "norm1", d, eps, p, first),
-            ffn_block: Residual::read(reader, "norm2", d, eps, p, first),
+            attention_block: Residual::read(reader, "norm1", &c),
+            ffn_block: Residual::read(reader, "norm2", &c),
         }
     }
 

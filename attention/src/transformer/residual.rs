@@ -3,8 +3,11 @@
 
 use engine::Tensor;
 use engine::nn::{
-    Dropout, DropoutConfig, LayerNorm, LayerNormConfig, Module, StateReader,
+    Dropout, DropoutConfig, LayerNorm, LayerNormConfig, LoadError, Module, StateDict,
+    StateReader,
 };
+
+use super::TransformerLayerConfig;
 
 // ANCHOR: residual
 /// One sublayer's wrapping: its LayerNorm, the dropout on its output, and where the
@@ -33,32 +36,32 @@ impl Residual {
 // ANCHOR_END: residual
 
 impl Residual {
-    /// A fresh wrapping: the norm's weight ones and bias zeros, as in PyTorch.
-    pub(crate) fn new(d: usize, eps: f32, dropout: f32, norm_first: bool) -> Self {
-        let norm = LayerNorm::new(LayerNormConfig { dim: d, eps });
-        Self::from_norm(norm, dropout, norm_first)
+    /// A fresh wrapping for a layer of config `c`: the norm's weight ones and bias
+    /// zeros, as in PyTorch.
+    pub(crate) fn new(c: &TransformerLayerConfig) -> Self {
+        let norm = LayerNorm::new(LayerNormConfig {
+            dim: c.num_hiddens,
+            eps: c.layer_norm_eps,
+        });
+        Self::from_norm(norm, c)
     }
 
     /// A wrapping whose norm is read from `{name}.weight` and `{name}.bias`.
     pub(crate) fn read(
         reader: &mut StateReader<'_>,
         name: &str,
-        d: usize,
-        eps: f32,
-        dropout: f32,
-        norm_first: bool,
+        c: &TransformerLayerConfig,
     ) -> Self {
-        let weight = reader.tensor(&format!("{name}.weight"), &[d]);
-        let bias = reader.tensor(&format!("{name}.bias"), &[d]);
-        let norm = LayerNorm::from_weights(&weight, &bias, eps);
-        Self::from_norm(norm, dropout, norm_first)
+        let weight = reader.tensor(&format!("{name}.weight"), &[c.num_hiddens]);
+        let bias = reader.tensor(&format!("{name}.bias"), &[c.num_hiddens]);
+        Self::from_norm(LayerNorm::from_weights(&weight, &bias, c.layer_norm_eps), c)
     }
 
-    fn from_norm(norm: LayerNorm, dropout: f32, norm_first: bool) -> Self {
+    fn from_norm(norm: LayerNorm, c: &TransformerLayerConfig) -> Self {
         Residual {
             norm,
-            dropout: Dropout::new(DropoutConfig { p: dropout }),
-            norm_first,
+            dropout: Dropout::new(DropoutConfig { p: c.dropout }),
+            norm_first: c.norm_first,
         }
     }
 
@@ -66,4 +69,21 @@ impl Residual {
     pub(crate) fn set_training(&mut self, training: bool) {
         self.dropout.set_training(training);
     }
+}
+
+/// A layer read from `state` by `read`, after its config is checked: every problem
+/// (missing, unexpected, of another shape) reported at once. What each layer's
+/// `from_state_dict` does.
+#[track_caller]
+pub(crate) fn from_state<L>(
+    module: &str,
+    config: TransformerLayerConfig,
+    state: &StateDict,
+    read: impl FnOnce(&mut StateReader<'_>, TransformerLayerConfig) -> L,
+) -> Result<L, LoadError> {
+    config.check(module);
+    let mut reader = StateReader::new(state);
+    let layer = read(&mut reader, config);
+    reader.finish()?;
+    Ok(layer)
 }
