@@ -214,10 +214,6 @@ fn a_torch_state_dict_round_trips_through_the_layers_own_names() {
                     tensor(&case["inputs"]["tgt"]),
                     tensor(&case["inputs"]["memory"]),
                 );
-                let (tgt, memory) = (
-                    tensor(&case["inputs"]["tgt"]),
-                    tensor(&case["inputs"]["memory"]),
-                );
                 layer.forward(&tgt, &memory, &mask, &Mask::none()).to_vec()
             }
         };
