@@ -4,8 +4,8 @@
 
 use attention::Mask;
 use attention::transformer::{
-    PositionWiseFfn, PositionWiseFfnConfig, TransformerDecoderLayer,
-    TransformerEncoderLayer, TransformerLayerConfig,
+    CausalTransformerLayer, PositionWiseFfn, PositionWiseFfnConfig,
+    TransformerDecoderLayer, TransformerEncoderLayer, TransformerLayerConfig,
 };
 use engine::nn::{LayerNorm, LayerNormConfig, Module};
 use engine::{Tensor, no_grad};
@@ -250,4 +250,92 @@ fn bad_settings_and_inputs_are_named() {
         .expect_err("norm2.bias is missing")
         .to_string();
     assert!(error.contains("missing: norm2.bias"), "{error}");
+}
+
+#[test]
+fn every_layer_drops_in_training_mode_only() {
+    engine::manual_seed(5);
+    let c = TransformerLayerConfig {
+        dropout: 0.5,
+        ..config(true)
+    };
+    let mut decoder = TransformerDecoderLayer::new(c);
+    let mut causal = CausalTransformerLayer::new(c);
+    assert_eq!(decoder.config(), &c);
+    assert_eq!(causal.config(), &c);
+    let (x, memory) = (Tensor::randn([2, 4, 8]), Tensor::randn([2, 5, 8]));
+    let run = |d: &TransformerDecoderLayer, l: &CausalTransformerLayer| {
+        (
+            d.forward(&x, &memory, &Mask::causal(), &Mask::none())
+                .to_vec(),
+            l.forward(&x, &Mask::none()).to_vec(),
+        )
+    };
+    let (a, b) = (run(&decoder, &causal), run(&decoder, &causal));
+    assert_ne!(a.0, b.0, "the decoder layer drops in training mode");
+    assert_ne!(a.1, b.1, "the causal layer drops in training mode");
+    decoder.eval();
+    causal.eval();
+    let (a, b) = (run(&decoder, &causal), run(&decoder, &causal));
+    assert_eq!(a, b, "evaluation mode is deterministic");
+}
+
+#[test]
+fn load_state_dict_copies_a_pytorch_named_state_into_an_existing_layer() {
+    engine::manual_seed(6);
+    let c = config(false);
+    let source = TransformerEncoderLayer::new(c);
+    assert_eq!(source.config(), &c);
+    // The source's weights under PyTorch's names.
+    let mut torch = engine::nn::StateDict::new();
+    for (name, t) in source.state_dict().iter() {
+        torch.insert(
+            name.replace("self_attn.W_o", "self_attn.out_proj"),
+            t.clone(),
+        );
+    }
+    for part in ["weight", "bias"] {
+        let qkv: Vec<Tensor> = ["W_q", "W_k", "W_v"]
+            .iter()
+            .map(|w| torch.remove(&format!("self_attn.{w}.{part}")).unwrap())
+            .collect();
+        torch.insert(format!("self_attn.in_proj_{part}"), Tensor::concat(&qkv, 0));
+    }
+    let x = Tensor::randn([2, 5, 8]);
+    let expected = source.forward(&x, &Mask::causal()).to_vec();
+    let encoder = TransformerEncoderLayer::new(c);
+    let causal = CausalTransformerLayer::new(c);
+    assert_ne!(encoder.forward(&x, &Mask::causal()).to_vec(), expected);
+    encoder
+        .load_state_dict(&torch)
+        .expect("PyTorch's names load");
+    causal
+        .load_state_dict(&torch)
+        .expect("PyTorch's names load");
+    assert_eq!(encoder.forward(&x, &Mask::causal()).to_vec(), expected);
+    let gap = (&causal.forward(&x, &Mask::none())
+        - &Tensor::from_vec(expected, [2, 5, 8]))
+        .abs()
+        .max()
+        .item();
+    assert!(gap < 1e-6, "{gap}");
+    // A state missing a tensor changes nothing and names what is missing.
+    let before = encoder.forward(&x, &Mask::none()).to_vec();
+    torch.remove("norm1.bias");
+    let fresh = TransformerEncoderLayer::new(c);
+    for layer in [&encoder as &dyn Module, &causal, &fresh] {
+        let error = layer.load_state_dict(&torch).unwrap_err().to_string();
+        assert!(error.contains("missing: norm1.bias"), "{error}");
+    }
+    assert_eq!(encoder.forward(&x, &Mask::none()).to_vec(), before);
+    // A decoder layer takes its own names back.
+    let decoder = TransformerDecoderLayer::new(c);
+    let other = TransformerDecoderLayer::new(c);
+    other.load_state_dict(&decoder.state_dict()).unwrap();
+    let memory = Tensor::randn([2, 3, 8]);
+    let out = |d: &TransformerDecoderLayer| {
+        d.forward(&x, &memory, &Mask::causal(), &Mask::none())
+            .to_vec()
+    };
+    assert_eq!(out(&other), out(&decoder));
 }
