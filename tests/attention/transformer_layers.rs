@@ -238,6 +238,20 @@ fn bad_settings_and_inputs_are_named() {
         message.contains("same batch size") && message.contains("[3, 5, 8]"),
         "{message}"
     );
+    let message = panic_message(|| {
+        decoder.forward(
+            &Tensor::zeros([2, 4, 8]),
+            &Tensor::zeros([2, 5, 6]),
+            &Mask::causal(),
+            &Mask::none(),
+        );
+    });
+    assert!(
+        message.contains("TransformerDecoderLayer::forward: memory must be")
+            && message.contains("num_hiddens = 8")
+            && message.contains("[2, 5, 6]"),
+        "{message}"
+    );
     let mut broken = engine::nn::StateDict::new();
     for (n, t) in layer
         .state_dict()
@@ -338,4 +352,74 @@ fn load_state_dict_copies_a_pytorch_named_state_into_an_existing_layer() {
             .to_vec()
     };
     assert_eq!(out(&other), out(&decoder));
+}
+
+#[test]
+fn the_attention_inside_a_layer_drops_its_weights_as_pytorch_does() {
+    // PyTorch passes the layer's dropout to its attention: the weights are dropped
+    // too, not only the sublayers' outputs.
+    engine::manual_seed(7);
+    let layer = TransformerEncoderLayer::new(TransformerLayerConfig {
+        dropout: 0.5,
+        ..config(false)
+    });
+    let x = Tensor::randn([1, 6, 8]);
+    let attention = layer.self_attention();
+    let (a, b) = (
+        attention.forward(&x, &x, &x, &Mask::none()).to_vec(),
+        attention.forward(&x, &x, &x, &Mask::none()).to_vec(),
+    );
+    assert_ne!(a, b);
+    let causal = CausalTransformerLayer::new(TransformerLayerConfig {
+        dropout: 0.5,
+        ..config(true)
+    });
+    let attention = causal.self_attention();
+    let (a, b) = (
+        attention.forward(&x, &Mask::none()).to_vec(),
+        attention.forward(&x, &Mask::none()).to_vec(),
+    );
+    assert_ne!(a, b);
+}
+
+#[test]
+fn the_feed_forward_network_names_its_own_errors() {
+    let message = panic_message(|| {
+        PositionWiseFfn::new(PositionWiseFfnConfig {
+            num_hiddens: 8,
+            ffn_num_hiddens: 0,
+            ..Default::default()
+        });
+    });
+    assert!(
+        message.contains("PositionWiseFfn::new")
+            && message.contains("ffn_num_hiddens"),
+        "{message}"
+    );
+    let message = panic_message(|| {
+        PositionWiseFfn::new(PositionWiseFfnConfig {
+            num_hiddens: 8,
+            ffn_num_hiddens: 16,
+            dropout: 1.5,
+            ..Default::default()
+        });
+    });
+    assert!(
+        message.contains("PositionWiseFfn::new") && message.contains("dropout"),
+        "{message}"
+    );
+    let ffn = PositionWiseFfn::new(PositionWiseFfnConfig {
+        num_hiddens: 8,
+        ffn_num_hiddens: 16,
+        ..Default::default()
+    });
+    let message = panic_message(|| {
+        ffn.forward(&Tensor::zeros([2, 3, 6]));
+    });
+    assert!(
+        message.contains("PositionWiseFfn::forward")
+            && message.contains("num_hiddens = 8")
+            && message.contains("[2, 3, 6]"),
+        "{message}"
+    );
 }

@@ -118,8 +118,9 @@ impl CausalTransformerLayer {
         CausalSelfAttentionConfig {
             num_hiddens: c.num_hiddens,
             num_heads: c.num_heads,
-            bias: true,
             dropout: c.dropout,
+            // The rest is the default: biases on (PyTorch's layers have them), the
+            // safe fill.
             ..Default::default()
         }
     }
