@@ -1,0 +1,458 @@
+//! The book's sentences about PyTorch agree with what PyTorch did when it was asked.
+//!
+//! Every claim a page makes about PyTorch's behaviour (a dtype autocast picks, an error it
+//! raises, where a layer puts a norm, what a function divides by) is backed by a recording:
+//! a script under `tests/golden/claims/` runs the exact call and writes what happened to
+//! JSON beside itself. The page marks the sentence with an HTML comment, invisible in the
+//! book, that names the recording and the words that must hold its value:
+//!
+//! ```text
+//! Under autocast the scores of `bmm` come out `float16`.
+//! <!-- pytorch ch15.bmm_dtype: come out `{}` -->
+//! ```
+//!
+//! This test fills `{}` with the recorded value and fails unless the marked paragraph says
+//! exactly that, so a sentence that drifts from the recording (or a recording that changes
+//! with a new PyTorch) stops the build. Two other markers account for the rest:
+//! `<!-- pytorch parity PATH -->`, a claim that the engine matches PyTorch number for
+//! number, backed by the golden-data test at `PATH`; and `<!-- pytorch name -->`, a
+//! paragraph that only names PyTorch's spelling of a call and claims nothing about what
+//! it does. Every paragraph of prose that mentions PyTorch carries at least one marker.
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// One recording: the call PyTorch ran and the value it gave, as the page writes it.
+#[derive(Debug, Clone)]
+struct Recording {
+    value: String,
+}
+
+/// Every recording under `tests/golden/claims/`, by `file.key` (`ch15.bmm_dtype`).
+fn recordings(dir: &Path) -> BTreeMap<String, Recording> {
+    let mut all = BTreeMap::new();
+    let mut entries: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    entries.sort();
+    assert!(!entries.is_empty(), "no recording under {}", dir.display());
+    for path in entries {
+        let stem = path
+            .file_stem()
+            .expect("a file name")
+            .to_string_lossy()
+            .to_string();
+        let text = fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let json: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{}: not JSON: {e}", path.display()));
+        let map = json["recordings"].as_object().unwrap_or_else(|| {
+            panic!("{}: no \"recordings\" object", path.display())
+        });
+        for (key, recording) in map {
+            let value = recording["value"]
+                .as_str()
+                .unwrap_or_else(|| {
+                    panic!("{}: {key}: no string \"value\"", path.display())
+                })
+                .to_string();
+            assert!(
+                recording["call"].as_str().is_some_and(|c| !c.is_empty()),
+                "{}: {key}: no \"call\": a recording keeps the call that made it",
+                path.display()
+            );
+            all.insert(format!("{stem}.{key}"), Recording { value });
+        }
+    }
+    all
+}
+
+/// A marker in a page's prose.
+#[derive(Debug, Clone, PartialEq)]
+enum Marker {
+    /// `<!-- pytorch KEY: TEMPLATE -->`: the paragraph says TEMPLATE with `{}` replaced by
+    /// the recording KEY's value.
+    Recorded { key: String, template: String },
+    /// `<!-- pytorch parity PATH -->`: backed by the golden-data test at PATH.
+    Parity { path: String },
+    /// `<!-- pytorch name -->`: names a PyTorch call, claims nothing about it.
+    Name,
+}
+
+/// A unit of prose that a marker belongs to: a paragraph (consecutive non-blank lines
+/// outside code fences) or one row of a table.
+#[derive(Debug)]
+struct Unit {
+    /// 1-based line of the unit's first line.
+    line: usize,
+    /// The unit's text, HTML comments included.
+    text: String,
+    /// Whether the unit is a table row.
+    table_row: bool,
+}
+
+/// The units of prose of a page: paragraphs, list blocks and table rows, outside code
+/// fences; headings are left out.
+fn units(page: &str) -> Vec<Unit> {
+    let mut found = Vec::new();
+    let mut in_fence = false;
+    let mut current: Option<Unit> = None;
+    for (n, line) in page.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") {
+            in_fence = !in_fence;
+            found.extend(current.take());
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            found.extend(current.take());
+            continue;
+        }
+        if trimmed.starts_with('|') {
+            found.extend(current.take());
+            found.push(Unit {
+                line: n + 1,
+                text: line.to_string(),
+                table_row: true,
+            });
+            continue;
+        }
+        match current.as_mut() {
+            Some(unit) => {
+                unit.text.push('\n');
+                unit.text.push_str(line);
+            }
+            None => {
+                current = Some(Unit {
+                    line: n + 1,
+                    text: line.to_string(),
+                    table_row: false,
+                })
+            }
+        }
+    }
+    found.extend(current);
+    found
+}
+
+/// The markers in `text`, and the problems of those that do not parse.
+fn markers(text: &str) -> (Vec<Marker>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut problems = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("<!--") {
+        let after = &rest[start + 4..];
+        let Some(end) = after.find("-->") else {
+            problems.push("an HTML comment without its closing -->".to_string());
+            break;
+        };
+        let comment = after[..end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        rest = &after[end + 3..];
+        let Some(body) = comment.strip_prefix("pytorch ") else {
+            continue;
+        };
+        if body == "name" {
+            found.push(Marker::Name);
+        } else if let Some(path) = body.strip_prefix("parity ") {
+            found.push(Marker::Parity {
+                path: path.trim().to_string(),
+            });
+        } else if let Some((key, template)) = body.split_once(": ") {
+            found.push(Marker::Recorded {
+                key: key.trim().to_string(),
+                template: template.trim().to_string(),
+            });
+        } else {
+            problems.push(format!(
+                "`<!-- pytorch {body} -->` is not a marker: write `pytorch KEY: TEMPLATE`, \
+                 `pytorch parity PATH` or `pytorch name`"
+            ));
+        }
+    }
+    (found, problems)
+}
+
+/// `text` without its HTML comments, its whitespace runs made single spaces.
+fn visible(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("<!--") {
+        out.push_str(&rest[..start]);
+        match rest[start..].find("-->") {
+            Some(end) => rest = &rest[start + end + 3..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    normalise(&out)
+}
+
+fn normalise(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether a unit speaks of PyTorch: it names PyTorch, a `torch.` call, or one of
+/// `nn.`, `F.` written as PyTorch writes them. In the appendix's tables only the
+/// "difference" column (the last) counts: the other two only name calls.
+fn mentions_pytorch(unit: &Unit, page: &str) -> bool {
+    let text = visible(&unit.text);
+    let text = if unit.table_row && page == "appendix-pytorch.md" {
+        let cells: Vec<&str> = text.trim().trim_matches('|').split('|').collect();
+        cells.last().copied().unwrap_or("").to_string()
+    } else {
+        text
+    };
+    text.contains("PyTorch")
+        || text.contains("torch.")
+        || text.contains("`nn.")
+        || text.contains(" nn.")
+        || text.contains("`F.")
+}
+
+/// Everything wrong with the claims of `pages` (name, text) against `recorded`; also
+/// returns the recordings the pages used.
+fn check(
+    pages: &[(String, String)],
+    recorded: &BTreeMap<String, Recording>,
+    root: &Path,
+) -> (Vec<String>, BTreeSet<String>) {
+    let mut problems = Vec::new();
+    let mut used = BTreeSet::new();
+    for (name, page) in pages {
+        for unit in units(page) {
+            let at = format!("{name}:{}", unit.line);
+            let (found, bad) = markers(&unit.text);
+            problems.extend(bad.into_iter().map(|p| format!("{at}: {p}")));
+            if found.is_empty() && mentions_pytorch(&unit, name) {
+                problems.push(format!(
+                    "{at}: this paragraph speaks of PyTorch without a marker: back its claim \
+                     with a recording (`<!-- pytorch FILE.KEY: … {{}} … -->`, see \
+                     tests/golden/claims/README.md), a parity test \
+                     (`<!-- pytorch parity PATH -->`), or mark it `<!-- pytorch name -->` if \
+                     it only names a call:\n    {}",
+                    visible(&unit.text)
+                ));
+            }
+            let said = visible(&unit.text);
+            for marker in found {
+                match marker {
+                    Marker::Name => {}
+                    Marker::Parity { path } => {
+                        let file = root.join(&path);
+                        match fs::read_to_string(&file) {
+                            Ok(text) if text.contains("golden") => {}
+                            Ok(_) => problems.push(format!(
+                                "{at}: {path} reads no golden data, so it backs no parity claim"
+                            )),
+                            Err(e) => problems.push(format!("{at}: parity test {path}: {e}")),
+                        }
+                    }
+                    Marker::Recorded { key, template } => {
+                        if !template.contains("{}") {
+                            problems.push(format!(
+                                "{at}: the template of {key} has no {{}} for the recorded \
+                                 value: `{template}`"
+                            ));
+                            continue;
+                        }
+                        let Some(recording) = recorded.get(&key) else {
+                            problems.push(format!(
+                                "{at}: no recording {key} under tests/golden/claims/ \
+                                 (recorded: {})",
+                                recorded
+                                    .keys()
+                                    .cloned()
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ));
+                            continue;
+                        };
+                        used.insert(key.clone());
+                        let expected =
+                            normalise(&template.replace("{}", &recording.value));
+                        if !said.contains(&expected) {
+                            problems.push(format!(
+                                "{at}: the page and the recording {key} disagree: PyTorch \
+                                 gave `{}`, so the paragraph must say\n    {expected}\nbut it \
+                                 says\n    {said}",
+                                recording.value
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (problems, used)
+}
+
+/// Every markdown page under `book/src`, as (path relative to it, text).
+fn book_pages() -> Vec<(String, String)> {
+    let dir = root().join("book/src");
+    let mut pages: Vec<(String, String)> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .map(|path| {
+            let name = path
+                .file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .to_string();
+            let text = fs::read_to_string(&path).expect("a readable page");
+            (name, text)
+        })
+        .collect();
+    pages.sort();
+    pages
+}
+
+#[test]
+fn every_sentence_about_pytorch_agrees_with_a_recording() {
+    let recorded = recordings(&root().join("tests/golden/claims"));
+    let (problems, used) = check(&book_pages(), &recorded, &root());
+    assert!(
+        problems.is_empty(),
+        "{} problem(s) with the book's claims about PyTorch:\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+    let unused: Vec<&String> =
+        recorded.keys().filter(|k| !used.contains(*k)).collect();
+    assert!(
+        unused.is_empty(),
+        "recordings that no page quotes (remove them from their script, or quote them): {unused:?}"
+    );
+}
+
+fn one_recording(value: &str) -> BTreeMap<String, Recording> {
+    BTreeMap::from([(
+        "ch15.bmm_dtype".to_string(),
+        Recording {
+            value: value.to_string(),
+        },
+    )])
+}
+
+fn page(text: &str) -> Vec<(String, String)> {
+    vec![("ch15-mixed-precision.md".to_string(), text.to_string())]
+}
+
+#[test]
+fn a_sentence_that_matches_its_recording_passes() {
+    let text = "Under autocast the scores of `bmm` come out\n`float16`.\n\
+                <!-- pytorch ch15.bmm_dtype: come out `{}` -->\n";
+    let (problems, used) = check(&page(text), &one_recording("float16"), &root());
+    assert_eq!(problems, Vec::<String>::new());
+    assert!(used.contains("ch15.bmm_dtype"));
+}
+
+#[test]
+fn a_sentence_that_contradicts_its_recording_fails() {
+    let text = "Under autocast the scores of `bmm` come out `float32`.\n\
+                <!-- pytorch ch15.bmm_dtype: come out `{}` -->\n";
+    let (problems, _) = check(&page(text), &one_recording("float16"), &root());
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].contains("disagree: PyTorch gave `float16`"),
+        "{}",
+        problems[0]
+    );
+    assert!(
+        problems[0].starts_with("ch15-mixed-precision.md:1:"),
+        "{}",
+        problems[0]
+    );
+}
+
+#[test]
+fn a_paragraph_about_pytorch_without_a_marker_fails() {
+    let text = "Intro.\n\nPyTorch's `masked_fill` stores `-inf` silently.\n";
+    let (problems, _) = check(&page(text), &one_recording("float16"), &root());
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].starts_with("ch15-mixed-precision.md:3:"),
+        "{}",
+        problems[0]
+    );
+    assert!(problems[0].contains("without a marker"), "{}", problems[0]);
+}
+
+#[test]
+fn code_blocks_and_headings_are_not_prose() {
+    let text = "## From PyTorch\n\n```python\ntorch.ones(2)\n```\n";
+    let (problems, _) = check(&page(text), &one_recording("x"), &root());
+    assert_eq!(problems, Vec::<String>::new());
+}
+
+#[test]
+fn unknown_keys_templates_without_a_slot_and_bad_parity_paths_fail() {
+    let text = "PyTorch a. <!-- pytorch ch15.nope: says `{}` -->\n\n\
+                PyTorch b. <!-- pytorch ch15.bmm_dtype: says float16 -->\n\n\
+                PyTorch c. <!-- pytorch parity tests/no_such_test.rs -->\n\n\
+                PyTorch d. <!-- pytorch nmae -->\n";
+    let (problems, _) = check(&page(text), &one_recording("float16"), &root());
+    assert_eq!(problems.len(), 5, "{problems:#?}");
+    assert!(
+        problems[0].contains("no recording ch15.nope"),
+        "{}",
+        problems[0]
+    );
+    assert!(
+        problems[1].contains("has no {} for the recorded value"),
+        "{}",
+        problems[1]
+    );
+    assert!(
+        problems[2].contains("parity test tests/no_such_test.rs"),
+        "{}",
+        problems[2]
+    );
+    assert!(problems[3].contains("is not a marker"), "{}", problems[3]);
+    assert!(problems[4].contains("without a marker"), "{}", problems[4]);
+}
+
+#[test]
+fn table_rows_are_units_and_the_appendix_checks_only_its_difference_column() {
+    let table = "| engine | PyTorch | difference |\n|---|---|---|\n\
+                 | `x.exp()` | `torch.exp` | |\n\
+                 | `clip(…)` | `nn.utils.clip_grad_norm_` | PyTorch divides by more |\n";
+    let appendix = vec![("appendix-pytorch.md".to_string(), table.to_string())];
+    let (problems, _) = check(&appendix, &one_recording("x"), &root());
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(
+        problems[0].starts_with("appendix-pytorch.md:4:"),
+        "{}",
+        problems[0]
+    );
+    let (problems, _) = check(&page(table), &one_recording("x"), &root());
+    let lines: Vec<&str> = problems
+        .iter()
+        .map(|p| &p[..p.find(": ").unwrap()])
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "ch15-mixed-precision.md:1",
+            "ch15-mixed-precision.md:3",
+            "ch15-mixed-precision.md:4"
+        ],
+        "elsewhere every row counts"
+    );
+}
