@@ -34,9 +34,13 @@ pub fn formats_section() -> String {
         out += &format!("{:>10}", p.name());
     }
     out.push('\n');
-    let limits: [(&str, Limit); 3] = [
+    // Below the smallest normal number the exponent stops and the fraction's bits run
+    // out one by one: the smallest subnormal is the smallest normal times epsilon.
+    let smallest_subnormal: Limit = |p| p.min_positive() * p.epsilon();
+    let limits: [(&str, Limit); 4] = [
         ("largest", Precision::max),
         ("smallest normal", Precision::min_positive),
+        ("smallest subnormal", smallest_subnormal),
         ("epsilon (1 to next)", Precision::epsilon),
     ];
     for (name, f) in limits {
@@ -47,7 +51,8 @@ pub fn formats_section() -> String {
         out.push('\n');
     }
     // ANCHOR: stored
-    let values = [-1e9, -1e6, -1e4, 70000.0, 1e-5, 1e-8];
+    // 2⁻²⁵ is half of f16's smallest subnormal: a tie, rounded to the even neighbour, 0.
+    let values = [-1e9, -1e6, -1e4, 70000.0, 1e-5, 3e-8, 2f32.powi(-25), 1e-8];
     // ANCHOR_END: stored
     for v in values {
         out += &format!("{:<22}", format!("{} stored", sci(v)));

@@ -75,7 +75,9 @@ class Recorder:
 
         namespace = {"enter": enter}
         source = "\n".join(self.setup_lines)
-        torch.manual_seed(0)
+        # The CPU generator only: torch.manual_seed would also queue a CUDA seeding, which a
+        # faked CUDA device would then try to run.
+        torch.random.default_generator.manual_seed(0)
         available = torch.cuda.is_available
         try:
             exec(source, namespace)  # noqa: S102 - the script's own lines
