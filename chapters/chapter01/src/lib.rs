@@ -17,7 +17,7 @@ use engine::Tensor;
 
 /// The exercises of this chapter: the reference solutions, or with `--features
 /// exercises` the learner's file `src/exercises.rs`.
-#[cfg(not(feature = "exercises"))]
+#[cfg(not(any(feature = "exercises", feature = "alternatives")))]
 #[path = "solutions.rs"]
 pub mod exercises;
 
@@ -25,6 +25,17 @@ pub mod exercises;
 #[cfg(feature = "exercises")]
 #[path = "exercises.rs"]
 pub mod exercises;
+
+/// The exercises of this chapter, with `--features alternatives`: a second solution to
+/// each, written apart from the reference, which the same tests must accept.
+#[cfg(all(feature = "alternatives", not(feature = "exercises")))]
+#[path = "alternatives.rs"]
+pub mod exercises;
+
+#[cfg(all(feature = "exercises", feature = "alternatives"))]
+compile_error!(
+    "chapter01: the features `exercises` and `alternatives` each choose the exercises module; turn on one of them"
+);
 
 // ANCHOR: batch
 /// A batch of 2 sequences of 3 tokens, each token a vector of 4 features: the layout

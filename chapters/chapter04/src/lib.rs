@@ -41,7 +41,7 @@ pub use fill::{BF16, F16, F32, FloatFormat, StepGradients, a_training_step};
 
 /// The exercises of this chapter: the reference solutions, or with `--features
 /// exercises` the learner's file `src/exercises.rs`.
-#[cfg(not(feature = "exercises"))]
+#[cfg(not(any(feature = "exercises", feature = "alternatives")))]
 #[path = "solutions.rs"]
 pub mod exercises;
 
@@ -49,6 +49,17 @@ pub mod exercises;
 #[cfg(feature = "exercises")]
 #[path = "exercises.rs"]
 pub mod exercises;
+
+/// The exercises of this chapter, with `--features alternatives`: a second solution to
+/// each, written apart from the reference, which the same tests must accept.
+#[cfg(all(feature = "alternatives", not(feature = "exercises")))]
+#[path = "alternatives.rs"]
+pub mod exercises;
+
+#[cfg(all(feature = "exercises", feature = "alternatives"))]
+compile_error!(
+    "chapter04: the features `exercises` and `alternatives` each choose the exercises module; turn on one of them"
+);
 
 /// Scores in, weights out: one way of masking, as the tour's fill table compares
 /// them.

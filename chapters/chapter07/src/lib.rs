@@ -49,7 +49,7 @@ pub use side_by_side::{
 
 /// The exercises of this chapter: the reference solutions, or with `--features
 /// exercises` the learner's file `src/exercises.rs`.
-#[cfg(not(feature = "exercises"))]
+#[cfg(not(any(feature = "exercises", feature = "alternatives")))]
 #[path = "solutions.rs"]
 pub mod exercises;
 
@@ -57,6 +57,17 @@ pub mod exercises;
 #[cfg(feature = "exercises")]
 #[path = "exercises.rs"]
 pub mod exercises;
+
+/// The exercises of this chapter, with `--features alternatives`: a second solution to
+/// each, written apart from the reference, which the same tests must accept.
+#[cfg(all(feature = "alternatives", not(feature = "exercises")))]
+#[path = "alternatives.rs"]
+pub mod exercises;
+
+#[cfg(all(feature = "exercises", feature = "alternatives"))]
+compile_error!(
+    "chapter07: the features `exercises` and `alternatives` each choose the exercises module; turn on one of them"
+);
 
 /// The sizes of the running example: queries of 10 features, keys and values of 8, a
 /// hidden size of 12 shared by 3 heads of 4.

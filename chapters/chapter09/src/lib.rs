@@ -58,7 +58,7 @@ use attention::prelude::*;
 
 /// The exercises of this chapter: the reference solutions, or with `--features
 /// exercises` the learner's file `src/exercises.rs`.
-#[cfg(not(feature = "exercises"))]
+#[cfg(not(any(feature = "exercises", feature = "alternatives")))]
 #[path = "solutions.rs"]
 pub mod exercises;
 
@@ -66,6 +66,17 @@ pub mod exercises;
 #[cfg(feature = "exercises")]
 #[path = "exercises.rs"]
 pub mod exercises;
+
+/// The exercises of this chapter, with `--features alternatives`: a second solution to
+/// each, written apart from the reference, which the same tests must accept.
+#[cfg(all(feature = "alternatives", not(feature = "exercises")))]
+#[path = "alternatives.rs"]
+pub mod exercises;
+
+#[cfg(all(feature = "exercises", feature = "alternatives"))]
+compile_error!(
+    "chapter09: the features `exercises` and `alternatives` each choose the exercises module; turn on one of them"
+);
 
 /// A recorded run of the chapter:
 /// `chapters/chapter09/trained/{attention}.safetensors` (`additive` or

@@ -43,7 +43,7 @@ use engine::memory::human;
 
 /// The exercises of this chapter: the reference solutions, or with `--features
 /// exercises` the learner's file `src/exercises.rs`.
-#[cfg(not(feature = "exercises"))]
+#[cfg(not(any(feature = "exercises", feature = "alternatives")))]
 #[path = "solutions.rs"]
 pub mod exercises;
 
@@ -51,6 +51,17 @@ pub mod exercises;
 #[cfg(feature = "exercises")]
 #[path = "exercises.rs"]
 pub mod exercises;
+
+/// The exercises of this chapter, with `--features alternatives`: a second solution to
+/// each, written apart from the reference, which the same tests must accept.
+#[cfg(all(feature = "alternatives", not(feature = "exercises")))]
+#[path = "alternatives.rs"]
+pub mod exercises;
+
+#[cfg(all(feature = "exercises", feature = "alternatives"))]
+compile_error!(
+    "chapter13: the features `exercises` and `alternatives` each choose the exercises module; turn on one of them"
+);
 
 // ANCHOR: rounding_bound
 /// For each element of `C = A · B`, how far two computations of it that sum the same

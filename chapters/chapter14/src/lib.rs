@@ -36,7 +36,7 @@ pub use tiled::{INVOCATIONS, Tiling, main_memory_reads, naive_matmul, tiled_matm
 
 /// The exercises of this chapter: the reference solutions, or with `--features exercises`
 /// the learner's file `src/exercises.rs`.
-#[cfg(not(feature = "exercises"))]
+#[cfg(not(any(feature = "exercises", feature = "alternatives")))]
 #[path = "solutions.rs"]
 pub mod exercises;
 
@@ -44,6 +44,17 @@ pub mod exercises;
 #[cfg(feature = "exercises")]
 #[path = "exercises.rs"]
 pub mod exercises;
+
+/// The exercises of this chapter, with `--features alternatives`: a second solution to
+/// each, written apart from the reference, which the same tests must accept.
+#[cfg(all(feature = "alternatives", not(feature = "exercises")))]
+#[path = "alternatives.rs"]
+pub mod exercises;
+
+#[cfg(all(feature = "exercises", feature = "alternatives"))]
+compile_error!(
+    "chapter14: the features `exercises` and `alternatives` each choose the exercises module; turn on one of them"
+);
 
 /// Seeded values in `[-1, 1)`, from the engine's generator (`engine::manual_seed(seed)`).
 pub fn seeded(len: usize, seed: u64) -> Vec<f32> {
