@@ -15,7 +15,9 @@ pub fn vanished_share(full: &[f32], half: &[f32]) -> f64 {
 
 /// Exercise 2. GradScaler's update rule as a function: given the scale, whether
 /// this step's gradients overflowed and the steps in a row without an overflow so
-/// far, the next scale and the next count.
+/// far (before this one), the next scale and the next count. An overflow backs off
+/// and a step that makes `growth_interval` clean steps in a row grows; both start the
+/// count again at 0.
 pub fn next_scale(
     scale: f32,
     found_inf: bool,
@@ -28,8 +30,9 @@ pub fn next_scale(
     )
 }
 
-/// Exercise 3. The largest power of two `S` such that a gradient of magnitude
-/// `max_abs` times `S` is still finite once stored in `precision` (at least 1).
+/// Exercise 3. The largest power of two `S` (an `f32`, so at most `2¹²⁷`) such that a
+/// gradient of magnitude `max_abs` times `S` is still finite once stored in
+/// `precision` (at least 1).
 pub fn largest_safe_scale(max_abs: f32, precision: Precision) -> f32 {
     let _ = (max_abs, precision);
     todo!("exercise 3: double S while max_abs · 2S still rounds to a finite value")

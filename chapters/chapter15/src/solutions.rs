@@ -23,7 +23,9 @@ pub fn vanished_share(full: &[f32], half: &[f32]) -> f64 {
 
 /// Exercise 2. GradScaler's update rule as a function: given the scale, whether
 /// this step's gradients overflowed and the steps in a row without an overflow so
-/// far, the next scale and the next count.
+/// far (before this one), the next scale and the next count. An overflow backs off
+/// and a step that makes `growth_interval` clean steps in a row grows; both start the
+/// count again at 0.
 pub fn next_scale(
     scale: f32,
     found_inf: bool,
@@ -40,11 +42,13 @@ pub fn next_scale(
     }
 }
 
-/// Exercise 3. The largest power of two `S` such that a gradient of magnitude
-/// `max_abs` times `S` is still finite once stored in `precision` (at least 1).
+/// Exercise 3. The largest power of two `S` (an `f32`, so at most `2¹²⁷`) such that a
+/// gradient of magnitude `max_abs` times `S` is still finite once stored in
+/// `precision` (at least 1).
 pub fn largest_safe_scale(max_abs: f32, precision: Precision) -> f32 {
     let mut scale = 1.0f32;
-    while precision.round(max_abs * scale * 2.0).is_finite() && scale < 2f32.powi(100)
+    // `2S` must itself be an f32 (2¹²⁸ is not) before `max_abs · 2S` is tried.
+    while (scale * 2.0).is_finite() && precision.round(max_abs * (scale * 2.0)).is_finite()
     {
         scale *= 2.0;
     }

@@ -40,6 +40,8 @@ fn exercise_3_finds_the_largest_scale_that_keeps_a_gradient_finite() {
     // 1 · 32768 is finite, 1 · 65536 is not.
     assert_eq!(largest_safe_scale(1.0, Precision::F16), 32768.0);
     assert_eq!(largest_safe_scale(1e5, Precision::F16), 1.0);
-    // bf16 reaches 3.39e38: 1 · 2^100 is far inside (the search stops there).
-    assert_eq!(largest_safe_scale(1.0, Precision::Bf16), 2f32.powi(100));
+    // bf16 reaches 3.39e38, as f32 does: 1 · 2^127 is finite, and 2^128 is no f32.
+    assert_eq!(largest_safe_scale(1.0, Precision::Bf16), 2f32.powi(127));
+    // 3 · 2^126 = 1.5 · 2^127 is finite in bf16, 3 · 2^127 is not.
+    assert_eq!(largest_safe_scale(3.0, Precision::Bf16), 2f32.powi(126));
 }
