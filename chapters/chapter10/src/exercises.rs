@@ -7,7 +7,8 @@ use engine::Tensor;
 /// Exercise 1. The single-query additive scores `v · tanh(q̃ + k̃ⱼ)` for projected
 /// queries `[B, h]` and projected keys `[B, K, h]`, `v: [h]`, giving `[B, K]`; and a
 /// check at the boundary: a query batch that differs from the keys' stops with a
-/// message that starts `single_query_scores:` and names both shapes.
+/// message that starts `single_query_scores:` and names both shapes (their sizes in
+/// order, in any spelling: `[3, 4]`, `(3, 4)`, `3×4`).
 #[track_caller]
 pub fn single_query_scores(query: &Tensor, keys: &Tensor, v: &Tensor) -> Tensor {
     let _ = (query, keys, v);
@@ -34,7 +35,8 @@ pub fn weight_norm_rows(g: &Tensor, v: &Tensor) -> Tensor {
 /// Exercise 4. Gradient clipping by the global norm, as `clip_grad_norm` does: given
 /// the gradients of every parameter (flattened), return them scaled by `min(1,
 /// max_norm / total)`, with `total` the Euclidean norm of all of them together, and
-/// `total` itself.
+/// `total` itself. The entries are compared to within `1e-5`, so dividing by `total +
+/// 1e-6` (a guard against a zero norm) passes too.
 pub fn clip_by_total_norm(grads: &[Vec<f32>], max_norm: f32) -> (Vec<Vec<f32>>, f32) {
     let _ = (grads, max_norm);
     todo!("exercise 4: one norm over every gradient, then one scale for all")
