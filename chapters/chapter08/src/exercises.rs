@@ -34,7 +34,7 @@ pub fn max_cached_tokens(
 /// Exercise 2. Decodes `x: [B, T, num_hiddens]` token by token with `layer.step`, keeping at
 /// most `window` tokens in `cache`: each token attends to itself and the `window − 1`
 /// tokens before it. Returns the outputs `[B, T, num_hiddens]`; afterwards the cache holds the
-/// last `min(window, T)` tokens.
+/// last `min(window, T)` tokens. `cache` may hold an earlier sequence.
 pub fn sliding_window_decode(
     layer: &CausalSelfAttention,
     x: &Tensor,
@@ -49,7 +49,8 @@ pub fn sliding_window_decode(
 
 /// Exercise 3. Greedy generation with the cache: the prompt with `model.prefill`, then one
 /// `model.step` per new token, each time appending the id with the largest logit. Returns
-/// the prompt followed by `new_tokens` ids. `cache` may hold an earlier sequence.
+/// the prompt followed by `new_tokens` ids. `cache` may hold an earlier sequence; afterwards
+/// it holds `prompt.len() + new_tokens − 1` tokens (the last new id is never fed back).
 pub fn generate_with_cache(
     model: &TinyLm,
     prompt: &[usize],

@@ -32,7 +32,8 @@ pub fn max_cached_tokens(
 /// Exercise 2. Decodes `x: [B, T, num_hiddens]` token by token with `layer.step`,
 /// keeping at most `window` tokens in `cache`: each token attends to itself and the
 /// `window − 1` tokens before it. Returns the outputs `[B, T, num_hiddens]`;
-/// afterwards the cache holds the last `min(window, T)` tokens.
+/// afterwards the cache holds the last `min(window, T)` tokens. `cache` may hold an
+/// earlier sequence.
 ///
 /// `KvCache` only appends, so the window slides by copying: when the cache is full,
 /// read its last `window − 1` keys and values, reset it, and append them back.
