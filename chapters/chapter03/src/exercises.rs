@@ -9,7 +9,7 @@ use engine::Tensor;
 pub fn laplacian_weights(queries: &Tensor, keys: &Tensor, width: f32) -> Tensor {
     let _ = (queries, keys, width);
     todo!(
-        "exercise 1: pair every query with every key, take |q - k| as relu(d) + relu(-d), then softmax(-1)"
+        "exercise 1: pair every query with every key, take |q - k| (abs, or relu(d) + relu(-d)), then softmax(-1)"
     )
 }
 

@@ -7,8 +7,8 @@ use engine::Tensor;
 
 // ANCHOR: laplacian_weights
 /// Exercise 1. Attention weights from a Laplacian kernel, `softmax(−|q − kᵢ| /
-/// width)`: `queries: [Q]`, `keys: [K]`, result `[Q, K]`. The engine has no `abs`;
-/// `|d|` is `relu(d) + relu(−d)`.
+/// width)`: `queries: [Q]`, `keys: [K]`, result `[Q, K]`. `|d|` here is `relu(d) +
+/// relu(−d)`, from ops the chapters have met (`d.abs()` is the same).
 pub fn laplacian_weights(queries: &Tensor, keys: &Tensor, width: f32) -> Tensor {
     let diff = queries.unsqueeze(1) - keys.unsqueeze(0); // [Q, K]
     let distance = diff.relu() + (-&diff).relu(); //        |q − k|
