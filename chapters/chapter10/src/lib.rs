@@ -9,7 +9,8 @@
 //!    right alignment is known; [`sweep::uniform_rows`]: what each suggested fix does
 //!    to them.
 //! 3. [`sweep::gradient_rows`]: gradient norms per parameter ([`uniform::History`]),
-//!    a run that blows up, and the fixes; [`plots`] draws both.
+//!    a run that blows up, and the fixes; [`plots`] draws both. [`adam_clip`]: when
+//!    clipping changes Adam's steps and when it does not.
 //! 4. [`nan_rows`]: the NaN of a fully masked row, found with anomaly mode and fixed
 //!    by the safe fill; what each fill does to that row's gradient.
 //! 5. [`mask_sense`]: masks the wrong way round, applied after the softmax, or over
@@ -22,6 +23,7 @@
 //! The exercises are in [`exercises`]: out of the box the reference solutions run;
 //! with `--features exercises` your own `src/exercises.rs` does.
 
+pub mod adam_clip;
 pub mod article_tests;
 pub mod mask_sense;
 pub mod mismatch;

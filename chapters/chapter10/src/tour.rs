@@ -70,6 +70,11 @@ fn most_attended(weights: &Tensor) -> Vec<usize> {
         .collect()
 }
 
+/// Section 3, last part: clipping and Adam's step.
+pub fn adam_section() -> String {
+    crate::adam_clip::section()
+}
+
 /// Section 4: the NaN of an empty row, where anomaly mode finds it, and each fill.
 pub fn nan_section() -> String {
     use crate::nan_rows::{
@@ -158,6 +163,7 @@ pub fn tests_section() -> String {
 pub fn tour() -> String {
     [
         mismatch_section(),
+        adam_section(),
         nan_section(),
         mask_section(),
         tests_section(),

@@ -12,6 +12,11 @@ const SWEEP: &str = include_str!("../data/sweep.txt");
 #[test]
 fn the_page_quotes_every_section_of_the_tour_exactly() {
     lesson::assert_quoted(PAGE, "section 1", &tour::mismatch_section());
+    lesson::assert_quoted(
+        PAGE,
+        "section 3, clipping and Adam",
+        &tour::adam_section(),
+    );
     lesson::assert_quoted(PAGE, "section 4", &tour::nan_section());
     lesson::assert_quoted(PAGE, "section 5", &tour::mask_section());
     lesson::assert_quoted(PAGE, "section 6", &tour::tests_section());
