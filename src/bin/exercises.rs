@@ -14,6 +14,11 @@
 //! `cargo run --bin exercises -- --expect-stubs` is the check continuous integration runs on
 //! the untouched stubs: it fails unless every exercise test of every chapter fails, so no
 //! exercise test can pass without the learner's work.
+//!
+//! `cargo run --bin exercises -- --expect-alternatives` is its counterpart: it runs the same
+//! tests on each chapter's `src/alternatives.rs` (`--features alternatives`), a second
+//! solution to every exercise written apart from the reference, and fails naming every test
+//! that does not pass there, so no exercise test accepts only the reference's answer.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -45,6 +50,66 @@ fn chapters() -> Vec<String> {
     names
 }
 
+/// Which exercise files the tests run against, and what is expected of them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    /// The learner's `src/exercises.rs`: report progress.
+    Learner,
+    /// The untouched stubs: every test must fail.
+    ExpectStubs,
+    /// The second solutions, `src/alternatives.rs`: every test must pass.
+    ExpectAlternatives,
+}
+
+impl Mode {
+    /// The mode the command-line arguments ask for.
+    fn from_args(args: &[String]) -> Result<Mode, String> {
+        let stubs = args.iter().any(|a| a == "--expect-stubs");
+        let alternatives = args.iter().any(|a| a == "--expect-alternatives");
+        match (stubs, alternatives) {
+            (true, true) => Err(
+                "--expect-stubs and --expect-alternatives check different files; give one"
+                    .into(),
+            ),
+            (true, false) => Ok(Mode::ExpectStubs),
+            (false, true) => Ok(Mode::ExpectAlternatives),
+            (false, false) => Ok(Mode::Learner),
+        }
+    }
+
+    /// The chapter feature that selects the files.
+    fn feature(self) -> &'static str {
+        match self {
+            Mode::Learner | Mode::ExpectStubs => "exercises",
+            Mode::ExpectAlternatives => "alternatives",
+        }
+    }
+
+    /// The file the feature compiles, for messages.
+    fn file(self) -> &'static str {
+        match self {
+            Mode::Learner | Mode::ExpectStubs => "src/exercises.rs",
+            Mode::ExpectAlternatives => "src/alternatives.rs",
+        }
+    }
+
+    /// What is wrong with one test's outcome in this mode, if anything.
+    fn problem(self, chapter: &str, outcome: &Outcome) -> Option<String> {
+        match (self, outcome.passed) {
+            (Mode::ExpectStubs, true) => Some(format!(
+                "{chapter}: exercise test {} passes on the untouched stub, so it checks nothing",
+                outcome.name
+            )),
+            (Mode::ExpectAlternatives, false) => Some(format!(
+                "{chapter}: exercise test {} fails on the second solution (src/alternatives.rs): \
+                 it rejects a correct answer, or that solution is wrong",
+                outcome.name
+            )),
+            _ => None,
+        }
+    }
+}
+
 /// The `test NAME ... ok|FAILED` lines of libtest's output.
 fn outcomes(output: &str) -> Vec<Outcome> {
     output
@@ -74,13 +139,16 @@ fn exercise_number(test: &str) -> Option<u32> {
         .ok()
 }
 
-/// Builds the exercise tests of `chapters` in one cargo call and returns the test binary of
-/// each chapter, or the compiler's output when the build fails.
-fn build(chapters: &[String]) -> Result<BTreeMap<String, PathBuf>, String> {
+/// Builds the exercise tests of `chapters` with `feature` in one cargo call and returns the
+/// test binary of each chapter, or the compiler's output when the build fails.
+fn build(
+    chapters: &[String],
+    feature: &str,
+) -> Result<BTreeMap<String, PathBuf>, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut command = Command::new(cargo);
     command.args(["test", "--no-run", "--quiet", "--message-format=json"]);
-    command.args(["--features", "exercises", "--test", "exercises"]);
+    command.args(["--features", feature, "--test", "exercises"]);
     for chapter in chapters {
         command.args(["-p", chapter]);
     }
@@ -137,16 +205,20 @@ fn run(chapter: &str, binary: &PathBuf) -> Result<Vec<Outcome>, String> {
 
 /// The test binaries of every chapter: one build for all, or, when that fails, one build
 /// per chapter, with the compiler's message for each chapter that does not build.
-fn binaries(chapters: &[String]) -> (BTreeMap<String, PathBuf>, Vec<String>) {
-    match build(chapters) {
+fn binaries(
+    chapters: &[String],
+    mode: Mode,
+) -> (BTreeMap<String, PathBuf>, Vec<String>) {
+    match build(chapters, mode.feature()) {
         Ok(found) => (found, Vec::new()),
         Err(_) => {
             let (mut found, mut problems) = (BTreeMap::new(), Vec::new());
             for chapter in chapters {
-                match build(std::slice::from_ref(chapter)) {
+                match build(std::slice::from_ref(chapter), mode.feature()) {
                     Ok(one) => found.extend(one),
                     Err(message) => problems.push(format!(
-                        "{chapter}: the exercise tests do not compile (is src/exercises.rs valid Rust?)\n{message}"
+                        "{chapter}: the exercise tests do not compile (is {} valid Rust?)\n{message}",
+                        mode.file()
                     )),
                 }
             }
@@ -156,9 +228,16 @@ fn binaries(chapters: &[String]) -> (BTreeMap<String, PathBuf>, Vec<String>) {
 }
 
 fn main() -> ExitCode {
-    let expect_stubs = std::env::args().any(|a| a == "--expect-stubs");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mode = match Mode::from_args(&args) {
+        Ok(mode) => mode,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::FAILURE;
+        }
+    };
     let chapters = chapters();
-    let (found, mut problems) = binaries(&chapters);
+    let (found, mut problems) = binaries(&chapters, mode);
     let (mut done, mut total) = (0, 0);
     for chapter in &chapters {
         let Some(binary) = found.get(chapter) else {
@@ -181,12 +260,7 @@ fn main() -> ExitCode {
                     o.name
                 )),
             }
-            if expect_stubs && o.passed {
-                problems.push(format!(
-                    "{chapter}: exercise test {} passes on the untouched stub, so it checks nothing",
-                    o.name
-                ));
-            }
+            problems.extend(mode.problem(chapter, o));
         }
         let passed = exercises
             .values()
@@ -212,8 +286,14 @@ fn main() -> ExitCode {
         );
     }
     if problems.is_empty() {
-        if expect_stubs {
-            println!("every exercise test fails on the stubs, as it must");
+        match mode {
+            Mode::ExpectStubs => {
+                println!("every exercise test fails on the stubs, as it must");
+            }
+            Mode::ExpectAlternatives => println!(
+                "every exercise test passes on the second solutions, as it must"
+            ),
+            Mode::Learner => {}
         }
         ExitCode::SUCCESS
     } else {
@@ -244,6 +324,67 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn each_mode_finds_fault_with_the_outcome_it_rules_out() {
+        let (passed, failed) = (
+            Outcome {
+                name: "exercise_1_x".into(),
+                passed: true,
+            },
+            Outcome {
+                name: "exercise_1_x".into(),
+                passed: false,
+            },
+        );
+        assert!(Mode::ExpectStubs.problem("c", &passed).is_some());
+        assert!(Mode::ExpectStubs.problem("c", &failed).is_none());
+        assert!(Mode::ExpectAlternatives.problem("c", &failed).is_some());
+        assert!(Mode::ExpectAlternatives.problem("c", &passed).is_none());
+        assert!(Mode::Learner.problem("c", &failed).is_none());
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            Mode::from_args(&args(&["--expect-alternatives"])),
+            Ok(Mode::ExpectAlternatives)
+        );
+        assert_eq!(Mode::from_args(&args(&[])), Ok(Mode::Learner));
+        assert!(
+            Mode::from_args(&args(&["--expect-stubs", "--expect-alternatives"]))
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn every_stub_function_has_a_second_solution() {
+        // Each `pub fn` and `pub struct` of a chapter's stubs has its namesake in
+        // src/alternatives.rs, which --expect-alternatives runs the tests on.
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("chapters");
+        let names = |text: &str| -> Vec<String> {
+            text.lines()
+                .filter_map(|line| {
+                    let rest = line
+                        .strip_prefix("pub fn ")
+                        .or_else(|| line.strip_prefix("pub struct "))?;
+                    let end =
+                        rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))?;
+                    Some(rest[..end].to_string())
+                })
+                .collect()
+        };
+        for chapter in chapters() {
+            let read = |file: &str| {
+                std::fs::read_to_string(root.join(&chapter).join(file))
+                    .unwrap_or_else(|e| panic!("{chapter}/{file}: {e}"))
+            };
+            let stubs = names(&read("src/exercises.rs"));
+            assert!(!stubs.is_empty(), "{chapter}: no exercise in the stubs");
+            assert_eq!(
+                names(&read("src/alternatives.rs")),
+                stubs,
+                "{chapter}: src/alternatives.rs and the stubs name the same items"
+            );
+        }
     }
 
     #[test]
