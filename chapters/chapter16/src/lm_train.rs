@@ -140,7 +140,8 @@ impl LmTrainer {
     /// The two seeds of `step`: its batch's and its dropout's. They are drawn from a
     /// generator seeded with the run's seed plus the step, so that they depend on the
     /// step alone: a resumed run draws the batches and drops the units the straight
-    /// one would have. (PyTorch's checkpoints save the generator's state instead.)
+    /// one would have. (A PyTorch script that resumes exactly saves the generator's
+    /// state, `torch.get_rng_state()`, in its checkpoint instead.)
     ///
     /// The generator's *output* seeds the step, not `seed + step` itself: SplitMix64
     /// walks its state in equal strides, so generators seeded `seed + step · stride`

@@ -49,9 +49,10 @@ impl TransformerConfig {
 /// The Transformer of "Attention Is All You Need", small: token embeddings scaled by
 /// `√d` plus the sinusoidal positional encoding, a stack of encoder layers, a stack
 /// of decoder layers that attend to the encoder's output, and a linear layer to the
-/// target vocabulary. A pre-norm model ends each stack with one more LayerNorm, as
-/// PyTorch's `nn.Transformer` does, since its layers leave their output
-/// unnormalised.
+/// target vocabulary. A pre-norm model ends each stack with one more LayerNorm, since
+/// its layers leave their output unnormalised; a post-norm model, whose last layer
+/// ends with one, has none. (PyTorch's `nn.Transformer` ends each stack with a
+/// LayerNorm in both placements.)
 #[derive(Debug)]
 pub struct TransformerSeq2Seq {
     config: TransformerConfig,
