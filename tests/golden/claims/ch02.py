@@ -37,7 +37,12 @@ by_hand = [
 rec.setup(*by_hand)
 rec.value("update_is_leaf", "w.is_leaf")
 rec.value("update_grad_fn", "type(w.grad_fn).__name__")
-rec.setup(*by_hand, "import warnings", "warnings.simplefilter('ignore')", "(2 * w).sum().backward()")
+rec.setup(
+    *by_hand,
+    "import warnings",
+    "warnings.simplefilter('ignore')",
+    "(2 * w).sum().backward()",
+)
 rec.value("update_next_grad", "w.grad")
 rec.setup(
     "import torch",
