@@ -70,10 +70,10 @@ pub fn beam_search(
         // A stable sort keeps the earlier candidate first on a tie.
         growing.sort_by(|a, b| b.1.total_cmp(&a.1));
         growing.truncate(beam.max(1));
-        if let (Some((_, ended)), Some((_, live))) = (&best, growing.first()) {
-            if ended >= live {
-                break;
-            }
+        if let (Some((_, ended)), Some((_, live))) = (&best, growing.first())
+            && ended >= live
+        {
+            break;
         }
         alive = growing;
     }

@@ -48,7 +48,8 @@ pub fn next_scale(
 pub fn largest_safe_scale(max_abs: f32, precision: Precision) -> f32 {
     let mut scale = 1.0f32;
     // `2S` must itself be an f32 (2¹²⁸ is not) before `max_abs · 2S` is tried.
-    while (scale * 2.0).is_finite() && precision.round(max_abs * (scale * 2.0)).is_finite()
+    while (scale * 2.0).is_finite()
+        && precision.round(max_abs * (scale * 2.0)).is_finite()
     {
         scale *= 2.0;
     }
