@@ -1,15 +1,16 @@
-//! Clipping and Adam's step: when scaling the gradients changes nothing, and when it does.
+//! Clipping and Adam's step: when scaling the gradients changes nothing, and when it
+//! does.
 //!
-//! Adam moves a weight by `lr · m̂ / (√v̂ + ε)`, where `m̂` and `v̂` are running means of
-//! the gradient and of its square. Multiply *every* gradient by the same factor `c` and
-//! `m̂` scales by `c`, `√v̂` by `c`: the step is the same, up to `ε`. Clipping multiplies
-//! the gradient by `min(1, max_norm / norm)`, a factor that is the same at every step only
-//! when the norms are; when it changes from step to step, it does change the steps. And
-//! Adam's first step is `lr · g / (|g| + ε)`, `±lr` whatever the gradient's size, so no
-//! factor, clipping's included, changes it.
+//! Adam moves a weight by `lr · m̂ / (√v̂ + ε)`, where `m̂` and `v̂` are running
+//! means of the gradient and of its square. Multiply *every* gradient by the same
+//! factor `c` and `m̂` scales by `c`, `√v̂` by `c`: the step is the same, up to `ε`.
+//! Clipping multiplies the gradient by `min(1, max_norm / norm)`, a factor that is
+//! the same at every step only when the norms are; when it changes from step to step,
+//! it does change the steps. And Adam's first step is `lr · g / (|g| + ε)`, `±lr`
+//! whatever the gradient's size, so no factor, clipping's included, changes it.
 //!
-//! [`steps`] runs Adam on one parameter under the three treatments; [`sweep_run`] reads
-//! what clipping did in the sweep's `Adam 1, ReLU, clip to 1` row.
+//! [`steps`] runs Adam on one parameter under the three treatments; [`sweep_run`]
+//! reads what clipping did in the sweep's `Adam 1, ReLU, clip to 1` row.
 
 use std::fmt::Write;
 
@@ -36,14 +37,15 @@ pub enum Treatment {
     Unscaled,
     /// Every gradient multiplied by the same factor.
     Constant(f32),
-    /// The engine's `clip_grad_norm` to this norm: a factor `min(1, max_norm / (norm + 1e-6))`
-    /// that depends on the step's norm.
+    /// The engine's `clip_grad_norm` to this norm: a factor that depends on the
+    /// step's norm, `min(1, max_norm / (norm + 1e-6))`.
     ClipTo(f32),
 }
 
 // ANCHOR: adam_steps
-/// Adam's steps (new value minus old) on one parameter starting at 0, whose gradient at
-/// step `t` is `gradients[t]` treated by `treatment`; with the factor each step applied.
+/// Adam's steps (new value minus old) on one parameter starting at 0, whose gradient
+/// at step `t` is `gradients[t]` treated by `treatment`; with the factor each step
+/// applied.
 pub fn steps(gradients: &[f32], treatment: Treatment) -> Vec<(f32, f32)> {
     let w = Tensor::zeros([1]).requires_grad_();
     let config = AdamConfig {
@@ -72,8 +74,8 @@ pub fn steps(gradients: &[f32], treatment: Treatment) -> Vec<(f32, f32)> {
 }
 // ANCHOR_END: adam_steps
 
-/// One step of the sweep's run: its loss, and the gradient norm (over `W_q`, `W_k` and
-/// `v` together, before clipping) when the loss was finite.
+/// One step of the sweep's run: its loss, and the gradient norm (over `W_q`, `W_k`
+/// and `v` together, before clipping) when the loss was finite.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SweepStep {
     /// The loss at this step.
@@ -82,8 +84,8 @@ pub struct SweepStep {
     pub norm: Option<f32>,
 }
 
-/// The sweep's `Adam 1, ReLU, clip to 1` row trained from `seed`, step by step until it
-/// diverged.
+/// The sweep's `Adam 1, ReLU, clip to 1` row trained from `seed`, step by step until
+/// it diverged.
 pub fn sweep_run(seed: u64) -> Vec<SweepStep> {
     let row = gradient_rows()
         .into_iter()
@@ -152,7 +154,8 @@ pub fn section() -> String {
         match s.norm {
             Some(norm) if norm > 1.0 => writeln!(
                 out,
-                "  step {step}: loss {:.4}, gradient norm {norm:.3}, clipped by {:.3}",
+                "  step {step}: loss {:.4}, gradient norm {norm:.3}, \
+                 clipped by {:.3}",
                 s.loss,
                 1.0 / (norm + 1e-6)
             ),

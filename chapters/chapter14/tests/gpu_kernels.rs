@@ -1,9 +1,10 @@
-//! The page's list of the ops without a GPU kernel is the engine's op table's, and the
-//! chapters it says use them are the ones whose code calls them.
+//! The page's list of the ops without a GPU kernel is the engine's op table's, and
+//! the chapters it says use them are the ones whose code calls them.
 //!
-//! The op table is the documentation of `engine` (`engine/src/lib.rs`): one row per group
-//! of ops, whose fourth column names the GPU kernel, or says `none`. Read here as text, so
-//! that a kernel added (or an op added without one) fails this test until the page says so.
+//! The op table is the documentation of `engine` (`engine/src/lib.rs`): one row per
+//! group of ops, whose fourth column names the GPU kernel, or says `none`. Read here
+//! as text, so that a kernel added (or an op added without one) fails this test until
+//! the page says so.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -12,8 +13,8 @@ use std::path::{Path, PathBuf};
 const PAGE: &str = include_str!("../../../book/src/ch14-attention-on-the-gpu.md");
 const ENGINE_LIB: &str = include_str!("../../../engine/src/lib.rs");
 
-/// The backticked words of `text` that are outside parentheses, each cut at its first `(`:
-/// the op names of a cell such as "`autocast(p, …)` (a scope: …)".
+/// The backticked words of `text` that are outside parentheses, each cut at its first
+/// `(`: the op names of a cell such as "`autocast(p, …)` (a scope: …)".
 fn op_names(text: &str) -> Vec<String> {
     let mut names = Vec::new();
     let mut depth = 0usize;
@@ -80,14 +81,16 @@ fn the_page_names_every_op_without_a_gpu_kernel_and_no_other() {
     let count = words[without.len() - 1];
     assert!(
         text.contains(&format!("{count} of its rows have none")),
-        "the op table has {} rows without a GPU kernel, {without:?}; the page says:\n{text}",
+        "the op table has {} rows without a GPU kernel, {without:?}; the page \
+         says:\n{text}",
         without.len()
     );
     for names in &without {
         for name in *names {
             assert!(
                 text.contains(&format!("`{name}`")),
-                "`{name}` has no GPU kernel in the op table, and the page does not name it:\n{text}"
+                "`{name}` has no GPU kernel in the op table, and the page does not \
+                 name it:\n{text}"
             );
         }
     }
@@ -106,7 +109,8 @@ fn the_page_names_every_op_without_a_gpu_kernel_and_no_other() {
         let clause = &after[..after.find([';', ')']).unwrap_or(after.len())];
         assert!(
             clause.contains("have one") || clause.contains("has one"),
-            "the page names `{name}`, which has a GPU kernel, among the ops without one:\n{text}"
+            "the page names `{name}`, which has a GPU kernel, among the ops \
+             without one:\n{text}"
         );
     }
 }
@@ -175,13 +179,15 @@ fn the_page_names_the_chapters_whose_code_calls_an_op_without_a_gpu_kernel() {
         found.push(number);
         assert!(
             section.contains(&format!("chapter {number}")),
-            "chapter {number}'s code calls {calls:?}, which have no GPU kernel, and the \
+            "chapter {number}'s code calls {calls:?}, which have no GPU kernel, and \
+             the \
              section on running the lessons on a GPU does not name it"
         );
         for op in calls {
             assert!(
                 section.contains(&format!("`{op}`")),
-                "chapter {number}'s code calls `{op}`, and the section does not name it"
+                "chapter {number}'s code calls `{op}`, and the section does not \
+                 name it"
             );
         }
     }
