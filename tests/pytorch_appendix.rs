@@ -4,7 +4,7 @@
 //! - every name its engine column (the first) writes must be a public function, method,
 //!   type, variant or module of the engine or the attention library;
 //! - every public method of `Tensor` must have a row;
-//! - every item of the two crates that a chapter's `src/` or `examples/` uses must have a
+//! - every item of the two crates that a chapter's `src/`, `examples/` or `tests/` uses must have a
 //!   row, and the failure names the chapter file and line that uses it.
 //!
 //! The last check reads Rust with a small lexer (comments and literals dropped) rather
@@ -34,7 +34,6 @@
 //!   type the row gives it: `opt.step()` also lists `attn.step(…)`, so a row that names a
 //!   method should say whose it is.
 //!
-//! Chapter tests are not scanned: a reader follows the chapters' code, not their tests.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -763,13 +762,14 @@ const STD_METHODS: [&str; 14] = [
     "values", "append", "capacity", "is_none", "round", "name",
 ];
 
-/// The chapters' source files a reader sees: `src/` and `examples/` of each chapter.
+/// The chapters' source files: `src/`, `examples/` and `tests/` of each chapter (the
+/// lesson tests are the reader's too: they run the exercises).
 fn chapter_files() -> Vec<PathBuf> {
     let mut files = Vec::new();
     let chapters = root().join("chapters");
     for entry in fs::read_dir(&chapters).expect("chapters/") {
         let chapter = entry.expect("an entry").path();
-        for part in ["src", "examples"] {
+        for part in ["src", "examples", "tests"] {
             if chapter.join(part).is_dir() {
                 files.extend(sources(&chapter.join(part)));
             }

@@ -47,6 +47,7 @@ rec.error("matmul_shapes", "torch.ones(2, 3) @ torch.ones(2, 3)")
 # --- Broadcasting and reductions.
 rec.setup("import torch")
 rec.value("broadcast_shape", "(torch.ones(2, 1, 3) + torch.ones(4, 1)).shape", show=shape)
+rec.error("broadcast_shapes_mismatch", "torch.broadcast_shapes((2, 3), (4,))")
 rec.value("sum_empty_dims", "torch.ones(2, 3).sum(dim=[]).shape", show=shape)
 rec.value("squeeze_not_one", "torch.ones(2, 3).squeeze(0).shape", show=shape)
 rec.setup("import torch", "x = torch.tensor([1.0, 3.0, 3.0], requires_grad=True)")
@@ -90,6 +91,15 @@ rec.setup(
     "        return 'RuntimeError: ' + str(error).split(' (')[0]",
 )
 rec.value("backward_twice", "first_sentence(y.backward)")
+# The gradient of an op's result after backward (a tensor that is not a leaf).
+rec.setup(
+    "import torch",
+    "import warnings; warnings.simplefilter('ignore')",
+    "x = torch.ones(2, requires_grad=True)",
+    "y = x * 2.0",
+    "y.sum().backward()",
+)
+rec.value("grad_of_non_leaf", "y.grad", show=str)
 rec.setup("import torch", "x = torch.ones(2)")
 rec.value("requires_grad_same", "x.requires_grad_() is x", show=str)
 rec.setup("import torch", SIGNATURE)
