@@ -15,9 +15,10 @@
 //! exactly that, so a sentence that drifts from the recording (or a recording that changes
 //! with a new PyTorch) stops the build. Two other markers account for the rest:
 //! `<!-- pytorch parity PATH -->`, a claim that the engine matches PyTorch number for
-//! number, backed by the golden-data test at `PATH`; and `<!-- pytorch name -->`, a
-//! paragraph that only names PyTorch's spelling of a call and claims nothing about what
-//! it does. Every paragraph of prose that mentions PyTorch carries at least one marker.
+//! number, backed by the golden-data test at `PATH`; `<!-- pytorch measured PATH -->`, a
+//! time or a peak of memory of PyTorch's, committed at `PATH` by the script that measured
+//! it; and `<!-- pytorch name -->`, a paragraph that only names PyTorch's spelling of a
+//! call and claims nothing about what it does. Every paragraph of prose that mentions PyTorch carries at least one marker.
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -83,6 +84,9 @@ enum Marker {
     Recorded { key: String, template: String },
     /// `<!-- pytorch parity PATH -->`: backed by the golden-data test at PATH.
     Parity { path: String },
+    /// `<!-- pytorch measured PATH -->`: a measurement of PyTorch (a time, a peak of
+    /// memory) committed at PATH, which names the script that took it.
+    Measured { path: String },
     /// `<!-- pytorch name -->`: names a PyTorch call, claims nothing about it.
     Name,
 }
@@ -167,6 +171,10 @@ fn markers(text: &str) -> (Vec<Marker>, Vec<String>) {
         };
         if body == "name" {
             found.push(Marker::Name);
+        } else if let Some(path) = body.strip_prefix("measured ") {
+            found.push(Marker::Measured {
+                path: path.trim().to_string(),
+            });
         } else if let Some(path) = body.strip_prefix("parity ") {
             found.push(Marker::Parity {
                 path: path.trim().to_string(),
@@ -179,7 +187,7 @@ fn markers(text: &str) -> (Vec<Marker>, Vec<String>) {
         } else {
             problems.push(format!(
                 "`<!-- pytorch {body} -->` is not a marker: write `pytorch KEY: TEMPLATE`, \
-                 `pytorch parity PATH` or `pytorch name`"
+                 `pytorch parity PATH`, `pytorch measured PATH` or `pytorch name`"
             ));
         }
     }
@@ -253,6 +261,13 @@ fn check(
             for marker in found {
                 match marker {
                     Marker::Name => {}
+                    Marker::Measured { path } => match fs::read_to_string(root.join(&path)) {
+                        Ok(text) if text.contains("torch") || text.contains("PyTorch") => {}
+                        Ok(_) => problems.push(format!(
+                            "{at}: {path} holds no measurement of PyTorch (it never names it)"
+                        )),
+                        Err(e) => problems.push(format!("{at}: measurement {path}: {e}")),
+                    },
                     Marker::Parity { path } => {
                         let file = root.join(&path);
                         match fs::read_to_string(&file) {
@@ -302,13 +317,15 @@ fn check(
     (problems, used)
 }
 
-/// Every markdown page under `book/src`, as (path relative to it, text).
+/// Every markdown page under `book/src`, as (path relative to it, text), but the table
+/// of contents (`SUMMARY.md`), whose lines are page titles.
 fn book_pages() -> Vec<(String, String)> {
     let dir = root().join("book/src");
     let mut pages: Vec<(String, String)> = fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.expect("a directory entry").path())
         .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .filter(|path| !path.ends_with("SUMMARY.md"))
         .map(|path| {
             let name = path
                 .file_name()
@@ -426,6 +443,19 @@ fn unknown_keys_templates_without_a_slot_and_bad_parity_paths_fail() {
     );
     assert!(problems[3].contains("is not a marker"), "{}", problems[3]);
     assert!(problems[4].contains("without a marker"), "{}", problems[4]);
+}
+
+#[test]
+fn a_measurement_must_be_a_file_that_names_pytorch() {
+    let measured = "PyTorch took 2 ms. <!-- pytorch measured tests/claims.rs -->\n\n\
+                    PyTorch took 3 ms. <!-- pytorch measured Cargo.lock -->\n";
+    let (problems, _) = check(&page(measured), &one_recording("x"), &root());
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(
+        problems[0].contains("Cargo.lock holds no measurement"),
+        "{}",
+        problems[0]
+    );
 }
 
 #[test]
