@@ -486,3 +486,98 @@ fn table_rows_are_units_and_the_appendix_checks_only_its_difference_column() {
         "elsewhere every row counts"
     );
 }
+
+/// Whether a unit cites a paper: an author's "et al.", or a year of publication in
+/// parentheses, `(2015)` or `(…, 2015)`.
+fn cites_a_paper(text: &str) -> bool {
+    if text.contains(" et al.") || text.contains(" et al.'s") {
+        return true;
+    }
+    let chars: Vec<char> = text.chars().collect();
+    (2..chars.len().saturating_sub(4)).any(|i| {
+        let year = &chars[i..i + 4];
+        let is_year = year.iter().all(char::is_ascii_digit)
+            && (year[..2] == ['1', '9'] || year[..2] == ['2', '0']);
+        let after_ok = chars.get(i + 4).is_some_and(|c| *c == ')' || *c == ';');
+        if !is_year || !after_ok {
+            return false;
+        }
+        // `Manning (2015)`: a name just before the parenthesis.
+        let before: String = chars[..i].iter().collect();
+        if let Some(head) = before.strip_suffix('(') {
+            return last_word_is_a_name(head);
+        }
+        // `(Salimans and Kingma, 2016)`: a name inside the parenthesis, before the comma.
+        before.strip_suffix(", ").is_some_and(|head| {
+            head.rsplit_once('(')
+                .is_some_and(|(_, inside)| inside.split(' ').any(is_a_name))
+        })
+    })
+}
+
+fn is_a_name(word: &str) -> bool {
+    word.chars().next().is_some_and(char::is_uppercase)
+        && word
+            .chars()
+            .all(|c| c.is_alphabetic() || c == '-' || c == '\'')
+}
+
+fn last_word_is_a_name(text: &str) -> bool {
+    text.trim_end().rsplit(' ').next().is_some_and(is_a_name)
+}
+
+/// Every paragraph of `pages` that cites a paper without naming the section (`§`),
+/// appendix or theorem its claim comes from; `<!-- paper: whole -->` marks a paragraph whose claim
+/// is about the paper as a whole (its title, its subject).
+fn uncited_sections(pages: &[(String, String)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (name, page) in pages {
+        for unit in units(page) {
+            let said = visible(&unit.text);
+            let whole = unit.text.contains("<!-- paper: whole -->");
+            let located = said.contains('§')
+                || said.contains("Appendix")
+                || said.contains("Theorem ");
+            if cites_a_paper(&said) && !located && !whole {
+                problems.push(format!(
+                    "{name}:{}: this paragraph cites a paper without the section its claim \
+                     comes from: add it (\"Luong et al., 2015, §3.1\"), or mark a claim about \
+                     the paper as a whole `<!-- paper: whole -->`:\n    {said}",
+                    unit.line
+                ));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_paper_a_page_cites_is_cited_by_section() {
+    let problems = uncited_sections(&book_pages());
+    assert!(
+        problems.is_empty(),
+        "{} paragraph(s) cite a paper without its section:\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+}
+
+#[test]
+fn a_citation_without_its_section_fails() {
+    let text = "Luong et al. later called it concat.\n\n\
+                Longformer (Beltagy et al., 2020, §3.1) calls this the sliding window.\n\n\
+                Weight normalisation (Salimans and Kingma, 2016) rescales rows.\n\n\
+                The paper (Vaswani et al., 2017) <!-- paper: whole -->\n\n\
+                PyTorch 2.15 ran on 1024 keys (2 cores).\n\n\
+                After `growth_interval` (2000) steps, or (`x`, 2000) steps.\n";
+    let problems = uncited_sections(&page(text));
+    let lines: Vec<&str> = problems
+        .iter()
+        .map(|p| &p[..p.find(": ").unwrap()])
+        .collect();
+    assert_eq!(
+        lines,
+        ["ch15-mixed-precision.md:1", "ch15-mixed-precision.md:5"],
+        "{problems:#?}"
+    );
+}
