@@ -17,7 +17,9 @@
 //!    the wrong axis; what each silently produces and the check that catches it.
 //! 6. [`article_tests`]: the article's own two tests, what they miss, and stronger
 //!    ones.
-//! 7. [`tour::tour`]: everything the page prints (`cargo run -p chapter10`); the
+//! 7. [`causal`]: the causal mask forgotten in a decoder: a training loss below what
+//!    the data allows, generation that collapses, and the test that catches it.
+//! 8. [`tour::tour`]: everything the page prints (`cargo run -p chapter10`); the
 //!    tables of 2 and 3 are the `sweep` example's (`data/sweep.txt`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run;
@@ -25,6 +27,7 @@
 
 pub mod adam_clip;
 pub mod article_tests;
+pub mod causal;
 pub mod mask_sense;
 pub mod mismatch;
 pub mod nan_rows;
