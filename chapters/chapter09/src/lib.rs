@@ -30,7 +30,9 @@
 //! The exercises are in [`exercises`]: out of the box the reference solutions run;
 //! with `--features exercises` your own `src/exercises.rs` does.
 
+mod cache;
 mod checkpoint;
+pub mod coverage;
 mod data;
 mod decode;
 mod model;
@@ -40,6 +42,9 @@ mod train;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+pub use cache::{
+    AdditiveCache, StepCost, attend_projected, cached_greedy_decode, cached_step,
+};
 pub use checkpoint::{
     Checkpoint, CheckpointError, CheckpointInfo, save_checkpoint, save_weights,
 };
@@ -131,8 +136,37 @@ pub fn alignment_translations() -> Vec<Translation> {
     greedy_decode(&model, &numbers, &Vocab::source(), &Vocab::target(), 7)
 }
 
+/// The recorded run with the coverage loss (`examples/coverage.rs`), loaded into a
+/// fresh [`Seq2Seq`] in evaluation mode.
+pub fn trained_coverage() -> (Seq2Seq, Checkpoint) {
+    let checkpoint = recorded("coverage");
+    let mut model = Seq2Seq::additive(checkpoint.model_config());
+    checkpoint
+        .load_weights(&model)
+        .unwrap_or_else(|e| panic!("{e}"));
+    model.eval();
+    (model, checkpoint)
+}
+
+/// The numbers of [`alignment_translations`] decoded by the recorded model and by the
+/// recorded coverage run, alternately: the panels of `ch09-coverage.svg`.
+pub fn coverage_translations() -> Vec<(&'static str, Translation)> {
+    let ((before, checkpoint), (after, _)) = (trained_additive(), trained_coverage());
+    let c = checkpoint.info.config;
+    let held_out = split(c.max_number, c.train_size, c.held_out, c.seed).held_out;
+    let numbers = alignment_examples(&held_out);
+    let (src, tgt) = (Vocab::source(), Vocab::target());
+    let before = greedy_decode(&before, &numbers, &src, &tgt, 7);
+    let after = greedy_decode(&after, &numbers, &src, &tgt, 7);
+    before
+        .into_iter()
+        .zip(after)
+        .flat_map(|(b, a)| [("without", b), ("coverage λ = 1", a)])
+        .collect()
+}
+
 /// Every figure of the chapter, by file name, drawn from the recorded runs.
-pub fn figures() -> [(&'static str, String); 2] {
+pub fn figures() -> [(&'static str, String); 3] {
     let (additive, dot) = (recorded("additive"), recorded("dot-product"));
     [
         (
@@ -145,6 +179,10 @@ pub fn figures() -> [(&'static str, String); 2] {
         (
             "ch09-alignment.svg",
             plots::alignment_heatmap(&alignment_translations(), &Vocab::target()),
+        ),
+        (
+            "ch09-coverage.svg",
+            plots::compared_heatmap(&coverage_translations(), &Vocab::target()),
         ),
     ]
 }
@@ -618,6 +656,108 @@ pub fn tour() -> String {
         ));
     }
     // ANCHOR_END: tour_alignment
+    out
+}
+
+/// The cached decoder against the one that projects the keys at every step: the
+/// held-out set decoded both ways and compared bit for bit, and the multiply-adds of a
+/// step counted by hand ([`StepCost`]). The page quotes it.
+pub fn cache_section() -> String {
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    // ANCHOR: tour_cache
+    let (model, checkpoint) = trained_additive();
+    let c = checkpoint.info.config;
+    let held_out = split(c.max_number, c.train_size, c.held_out, c.seed).held_out;
+    let (src, tgt) = (Vocab::source(), Vocab::target());
+    let (mut same_tokens, mut same_steps, mut steps) = (0, 0, 0);
+    for chunk in held_out.chunks(EVAL_BATCH) {
+        let again = greedy_decode(&model, chunk, &src, &tgt, 7);
+        let cached = cached_greedy_decode(&model, chunk, &src, &tgt, 7);
+        for (a, b) in again.iter().zip(&cached) {
+            same_tokens += usize::from(a.ids == b.ids);
+            steps += a.weights.len();
+            // Bit for bit: every weight's f32 bits, step by step.
+            let bits =
+                |r: &Vec<f32>| r.iter().map(|w| w.to_bits()).collect::<Vec<_>>();
+            same_steps += a
+                .weights
+                .iter()
+                .zip(&b.weights)
+                .filter(|(x, y)| bits(x) == bits(y))
+                .count();
+        }
+    }
+    line(format!(
+        "held-out, decoded with W_k k cached: same tokens in {same_tokens} of {}",
+        held_out.len()
+    ));
+    line(format!(
+        "  translations; the same weights, bit for bit, at {same_steps} of {steps} steps"
+    ));
+    let m = model.config();
+    line(format!(
+        "multiply-adds of one step for one sentence (E = {}, H = h = {}, V = {}):",
+        m.embed_size, m.num_hiddens, m.tgt_vocab
+    ));
+    line(format!(
+        "{:>9} {:>14} {:>9} {:>11} {:>7} {:>6}",
+        "source s", "W_k k: s·h·H", "the rest", "recomputed", "cached", "saved"
+    ));
+    let lens: Vec<usize> = held_out
+        .iter()
+        .map(|&n| source_tokens(n).len() + 1)
+        .collect();
+    let shortest = *lens.iter().min().expect("a held-out set");
+    let longest = *lens.iter().max().expect("a held-out set");
+    let mean = lens.iter().sum::<usize>() as f64 / lens.len() as f64;
+    for s in [2, shortest, longest] {
+        let cost = StepCost::of(m, s);
+        line(format!(
+            "{s:>9} {:>14} {:>9} {:>11} {:>7} {:>5.1}%",
+            cost.keys,
+            cost.rest,
+            cost.recomputed(),
+            cost.cached(),
+            100.0 * cost.keys as f64 / cost.recomputed() as f64
+        ));
+    }
+    line(format!(
+        "s = 2 is `seven <eos>`; the held-out sources have {shortest} to {longest} tokens, {mean:.1} on average"
+    ));
+    // ANCHOR_END: tour_cache
+    out
+}
+
+/// The coverage run against the recorded one: their held-out scores every 100 steps,
+/// and where each model looks ([`coverage::tables`]). The page quotes it.
+pub fn coverage_section() -> String {
+    // ANCHOR: tour_coverage
+    let ((before, without), (after, with)) = (trained_additive(), trained_coverage());
+    let c = without.info.config;
+    let s = split(c.max_number, c.train_size, c.held_out, c.seed);
+    let mut out = format!(
+        "{:>5} {:>10} {:>10}   held-out exact match during training\n",
+        "step", "without", "coverage"
+    );
+    for (&(step, a), &(_, b)) in without
+        .info
+        .history
+        .held_out
+        .iter()
+        .zip(&with.info.history.held_out)
+    {
+        out.push_str(&format!("{step:>5} {a:>10.3} {b:>10.3}\n"));
+    }
+    out.push_str(&coverage::tables(
+        &[("without", &before), ("coverage", &after)],
+        &s.train,
+        &s.held_out,
+    ));
+    // ANCHOR_END: tour_coverage
     out
 }
 

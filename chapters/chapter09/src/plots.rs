@@ -106,3 +106,37 @@ pub fn alignment_heatmap(translations: &[Translation], tgt_vocab: &Vocab) -> Str
     })
 }
 // ANCHOR_END: alignment_heatmap
+
+// ANCHOR: compared_heatmap
+/// The attention weights of the same numbers decoded by several models: one panel per
+/// `(model name, translation)`, titled with both, on one colour scale from 0 to 1.
+pub fn compared_heatmap(panels: &[(&str, Translation)], tgt_vocab: &Vocab) -> String {
+    let rows: Vec<Vec<String>> = panels
+        .iter()
+        .map(|(_, t)| source_labels(t.number))
+        .collect();
+    let cols: Vec<Vec<String>> = panels
+        .iter()
+        .map(|(_, t)| target_labels(t, tgt_vocab))
+        .collect();
+    let values: Vec<Vec<f32>> =
+        panels.iter().map(|(_, t)| by_word(t).concat()).collect();
+    let panels: Vec<figures::Panel<'_>> = panels
+        .iter()
+        .enumerate()
+        .map(|(i, (name, t))| figures::Panel {
+            title: format!("{name}: {} → {}", t.number, t.text(tgt_vocab)),
+            values: &values[i],
+            row_labels: &rows[i],
+            col_labels: &cols[i],
+        })
+        .collect();
+    figures::heatmap(&figures::Heatmap {
+        title: "without and with the coverage loss: source words (rows) × output digits",
+        row_desc: "",
+        col_desc: "output digit (decoding step)",
+        panels: &panels,
+        range: Some((0.0, 1.0)),
+    })
+}
+// ANCHOR_END: compared_heatmap
