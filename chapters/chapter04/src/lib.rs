@@ -14,8 +14,10 @@
 //!    sentinel value, the idea of the library's `Fill::Safe`.
 //! 5. [`decoder_mask`]: causal order and padding combined with `&`, and the fully
 //!    masked rows a left-padded decoder batch has.
-//! 6. [`valid_lens_figure`] and [`causal_figure`]: the page's heatmaps.
-//! 7. [`tour`]: everything the page prints (`cargo run -p chapter04`).
+//! 6. [`causal_padding_bias`], [`BiasTable`] and [`mask_bytes`]: masks of fixed-length
+//!    batches built once and looked up at each call, and what that saves.
+//! 7. [`valid_lens_figure`] and [`causal_figure`]: the page's heatmaps.
+//! 8. [`tour`]: everything the page prints (`cargo run -p chapter04`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run;
 //! with `--features exercises` your own `src/exercises.rs` does.
@@ -27,6 +29,7 @@ use lesson::panic_message;
 mod batch;
 mod by_hand;
 mod fill;
+mod precomputed;
 
 pub use batch::{
     PAD, VOCAB, causal_figure, decoder_mask, decoder_weights, embedding_table,
@@ -38,6 +41,7 @@ pub use by_hand::{
     softmax_over_visible,
 };
 pub use fill::{BF16, F16, F32, FloatFormat, StepGradients, a_training_step};
+pub use precomputed::{BiasTable, attend, causal_padding_bias, mask_bytes};
 
 /// The exercises of this chapter: the reference solutions, or with `--features
 /// exercises` the learner's file `src/exercises.rs`.
@@ -302,6 +306,49 @@ pub fn tour() -> String {
     // Broken at spaces to the page's width.
     line(lesson::wrap(&message, lesson::COLUMNS));
     // ANCHOR_END: tour_error
+
+    line("== 11. Masks built once for fixed-length batches".into());
+    // ANCHOR: tour_precomputed
+    let t = 8;
+    let table = BiasTable::new(&[3, 5, 8], t); // built once, before any batch
+    engine::manual_seed(2);
+    let scores = Tensor::randn([4, t, t]);
+    let lens = [8, 3, 5, 3];
+    let as_tensor = Tensor::from_vec(lens.map(|l| l as f32).to_vec(), [4]);
+    let looked_up = table.bias(&lens);
+    let rebuilt = causal_padding_bias(&as_tensor, t);
+    line(format!(
+        "T = {t}, lengths 3, 5, 8: a table {:?}; a batch with lengths {lens:?}:",
+        [3, t, t]
+    ));
+    line(format!(
+        "  looked up == rebuilt: bias {}, weights {}",
+        looked_up.to_vec() == rebuilt.to_vec(),
+        attend(&scores, &looked_up).to_vec() == attend(&scores, &rebuilt).to_vec()
+    ));
+    let full = Tensor::full([4], t as f32);
+    line(format!(
+        "  every sequence full: table.causal() [1, {t}, {t}] == rebuilt: weights {}",
+        attend(&scores, table.causal()).to_vec()
+            == attend(&scores, &causal_padding_bias(&full, t)).to_vec()
+    ));
+    // ANCHOR_END: tour_precomputed
+
+    // ANCHOR: tour_mask_bytes
+    let (b, t) = (32, 64);
+    let table = BiasTable::new(&[16, 32, 48, 64], t);
+    let lens: Vec<usize> = (0..b).map(|i| 16 * (1 + i % 4)).collect();
+    let as_tensor = Tensor::from_vec(lens.iter().map(|&l| l as f32).collect(), [b]);
+    line(format!(
+        "tensor bytes of the mask at each call, B = {b}, T = {t}:"
+    ));
+    let (peak, held) = mask_bytes(|| causal_padding_bias(&as_tensor, t));
+    line(format!("  rebuilt:      peak {peak:>7}, held {held:>6}"));
+    let (peak, held) = mask_bytes(|| table.bias(&lens));
+    line(format!("  looked up:    peak {peak:>7}, held {held:>6}"));
+    let (peak, held) = mask_bytes(|| table.causal().clone());
+    line(format!("  causal only:  peak {peak:>7}, held {held:>6}"));
+    // ANCHOR_END: tour_mask_bytes
 
     out
 }
