@@ -267,9 +267,9 @@ pub fn forward_with_weights(
 }
 
 /// See et al.'s coverage loss (2017, §2.3), masked like the cross-entropy: the
-/// coverage `cᵗ = Σ_{t' < t} aᵗ'` sums the attention of the earlier steps, and step `t`
-/// pays `Σᵢ min(aᵢᵗ, cᵢᵗ)`, the weight it puts again where the earlier steps already
-/// looked. The mean over the real target tokens of the batch.
+/// coverage `cᵗ = Σ_{t' < t} aᵗ'` sums the attention of the earlier steps, and step
+/// `t` pays `Σᵢ min(aᵢᵗ, cᵢᵗ)`, the weight it puts again where the earlier steps
+/// already looked. The mean over the real target tokens of the batch.
 pub fn coverage_loss(weights: &[Tensor], tgt_lens: &Tensor) -> Tensor {
     let mut cover = weights[0].zeros_like(); // [B, S]
     let mut per_step = Vec::with_capacity(weights.len());

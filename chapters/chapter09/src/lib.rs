@@ -696,7 +696,8 @@ pub fn cache_section() -> String {
         held_out.len()
     ));
     line(format!(
-        "  translations; the same weights, bit for bit, at {same_steps} of {steps} steps"
+        "  translations; the same weights, bit for bit, at {same_steps} of {steps} \
+         steps"
     ));
     let m = model.config();
     line(format!(
@@ -726,7 +727,8 @@ pub fn cache_section() -> String {
         ));
     }
     line(format!(
-        "s = 2 is `seven <eos>`; the held-out sources have {shortest} to {longest} tokens, {mean:.1} on average"
+        "s = 2 is `seven <eos>`; the held-out sources have {shortest} to {longest} \
+         tokens, {mean:.1} on average"
     ));
     // ANCHOR_END: tour_cache
     out

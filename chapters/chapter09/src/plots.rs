@@ -132,7 +132,7 @@ pub fn compared_heatmap(panels: &[(&str, Translation)], tgt_vocab: &Vocab) -> St
         })
         .collect();
     figures::heatmap(&figures::Heatmap {
-        title: "without and with the coverage loss: source words (rows) × output digits",
+        title: "without and with the coverage loss: source words × output digits",
         row_desc: "",
         col_desc: "output digit (decoding step)",
         panels: &panels,

@@ -13,3 +13,17 @@ fn the_page_quotes_the_tour_output_exactly() {
         "the page must hold the example's output as a ```text block; it prints:\n{output}"
     );
 }
+
+#[test]
+fn the_page_quotes_the_cache_and_coverage_sections_exactly() {
+    lesson::assert_quoted(
+        PAGE,
+        "the cached decoder's section",
+        &chapter09::cache_section(),
+    );
+    lesson::assert_quoted(
+        PAGE,
+        "the coverage section",
+        &chapter09::coverage_section(),
+    );
+}
