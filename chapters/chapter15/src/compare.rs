@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use chapter09::TrainConfig;
 
-use crate::training::{MixedTrainer, Mode};
+use crate::training::{MixedTrainer, Mode, SMALL_LOSS};
 use crate::underflow::{self, LayerCount};
 
 // ANCHOR: budget
@@ -34,6 +34,51 @@ pub fn train_config() -> TrainConfig {
     }
 }
 // ANCHOR_END: budget
+
+// ANCHOR: settings
+/// What a comparison trains: its length, how often it scores, and the factor its
+/// gradients are shrunk by ([`MixedTrainer::with_loss_factor`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Setting {
+    /// The stem of its files in `data/` (`compare` → `compare.tsv`, `compare.txt`).
+    pub file: &'static str,
+    /// Optimizer steps per run.
+    pub steps: usize,
+    /// The held-out set is scored, and the f32 run's gradients counted, every this
+    /// many steps.
+    pub eval_every: usize,
+    /// What the loss, Adam's `ε` and the clipping norm are multiplied by.
+    pub loss_factor: f32,
+}
+
+/// Section 6's first comparison: chapter 9's run as it is.
+pub const CHAPTER9: Setting = Setting {
+    file: "compare",
+    steps: STEPS,
+    eval_every: EVAL_EVERY,
+    loss_factor: 1.0,
+};
+
+/// Section 6's second comparison: the same model, data and seed with every gradient
+/// [`SMALL_LOSS`] times as large, over 200 steps.
+pub const SMALL: Setting = Setting {
+    file: "small",
+    steps: 200,
+    eval_every: 50,
+    loss_factor: SMALL_LOSS,
+};
+// ANCHOR_END: settings
+
+impl Setting {
+    /// [`train_config`] with this setting's length (the clipping norm is scaled by
+    /// the trainer, [`MixedTrainer::with_loss_factor`]).
+    pub fn config(&self) -> TrainConfig {
+        TrainConfig {
+            steps: self.steps,
+            ..train_config()
+        }
+    }
+}
 
 /// One run in one mode.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,18 +109,30 @@ impl Run {
 /// before the step (and once more after the last), on the run's own weights and
 /// batch.
 pub fn run(mode: Mode) -> (Run, Vec<(usize, Vec<LayerCount>)>) {
-    let config = train_config();
-    let mut mixed = MixedTrainer::new(config, mode);
+    run_in(&CHAPTER9, mode)
+}
+
+/// [`run`] in `setting`: its length, its scoring interval and its gradients' factor
+/// (in the counts too, [`underflow::count_at`]).
+pub fn run_in(setting: &Setting, mode: Mode) -> (Run, Vec<(usize, Vec<LayerCount>)>) {
+    let config = setting.config();
+    let factor = setting.loss_factor;
+    let mut mixed = if factor == 1.0 {
+        MixedTrainer::new(config, mode)
+    } else {
+        MixedTrainer::with_loss_factor(config, mode, factor)
+    };
+    let every = setting.eval_every;
     let (mut scales, mut skipped, mut counts) = (Vec::new(), Vec::new(), Vec::new());
     let mut train_seconds = 0.0;
     while mixed.trainer.step <= config.steps {
         let step = mixed.trainer.step;
-        if step.is_multiple_of(EVAL_EVERY) {
+        if step.is_multiple_of(every) {
             if step > 0 {
                 mixed.trainer.evaluate();
             }
             if mode == Mode::F32 {
-                counts.push((step, underflow::count(&mut mixed.trainer)));
+                counts.push((step, underflow::count_at(&mut mixed.trainer, factor)));
             }
         }
         if step == config.steps {

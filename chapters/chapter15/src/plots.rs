@@ -63,11 +63,48 @@ pub fn underflow_chart(record: &Record) -> String {
     })
 }
 
-/// Every figure of the chapter, by file name, drawn from the recorded comparison.
+/// The training loss of every step of every mode in the recorded small-gradient
+/// comparison, on a log scale.
+pub fn small_loss_chart(small: &Record) -> String {
+    let points: Vec<Vec<(f32, f32)>> = small
+        .runs
+        .iter()
+        .map(|r| {
+            r.losses
+                .iter()
+                .enumerate()
+                .map(|(i, &l)| (i as f32, l))
+                .collect()
+        })
+        .collect();
+    let series: Vec<Series> = small
+        .runs
+        .iter()
+        .zip(&points)
+        .map(|(r, p)| Series {
+            name: r.mode.name(),
+            points: p,
+        })
+        .collect();
+    line_chart(&LineChart {
+        title: "Training loss with every gradient 2^14 times smaller",
+        x_desc: "step",
+        y_desc: "loss (log10)",
+        series: &series,
+        log2_x: false,
+        log10_y: true,
+    })
+}
+
+/// Every figure of the chapter, by file name, drawn from the recorded comparisons.
 pub fn all() -> Vec<(&'static str, String)> {
     let record = Record::recorded();
     vec![
         ("ch15-scale.svg", scale_chart(&record)),
         ("ch15-underflow.svg", underflow_chart(&record)),
+        (
+            "ch15-small-loss.svg",
+            small_loss_chart(&Record::recorded_small()),
+        ),
     ]
 }

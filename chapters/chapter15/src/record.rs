@@ -2,7 +2,7 @@
 //! `precision_runs` example (`--record`), read back for the tables, the tour and the
 //! figures, and compared with a fresh run by `--check`, every number but the times.
 
-use crate::compare::{EVAL_EVERY, Run, STEPS, train_config};
+use crate::compare::{CHAPTER9, Run, SMALL, Setting};
 use crate::training::{GROWTH_INTERVAL, Mode, STATIC_SCALE};
 use crate::underflow::{COLUMNS, LayerCount, share};
 
@@ -12,9 +12,18 @@ pub const RECORDED_TSV: &str = include_str!("../data/compare.tsv");
 /// The recorded tables, as committed: what the `precision_runs` example prints.
 pub const RECORDED_TABLES: &str = include_str!("../data/compare.txt");
 
+/// The recorded data of the small-gradient comparison ([`SMALL`]), as committed.
+pub const SMALL_TSV: &str = include_str!("../data/small.tsv");
+
+/// The recorded tables of the small-gradient comparison: what the `small_gradients`
+/// example prints.
+pub const SMALL_TABLES: &str = include_str!("../data/small.txt");
+
 /// Everything the comparison measured.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {
+    /// What was trained (not written to the file: each setting has its own).
+    pub setting: Setting,
     /// Where the times were taken.
     pub machine: String,
     /// One run per mode, in the order of [`Mode::ALL`].
@@ -40,6 +49,29 @@ impl Record {
     pub fn recorded() -> Record {
         Record::parse(RECORDED_TSV)
             .unwrap_or_else(|e| panic!("data/compare.tsv: {e}"))
+    }
+
+    /// The recorded small-gradient comparison (`data/small.tsv`).
+    ///
+    /// # Panics
+    /// When the committed file does not parse: the crate ships it.
+    pub fn recorded_small() -> Record {
+        Record::parse_in(SMALL_TSV, SMALL)
+            .unwrap_or_else(|e| panic!("data/small.tsv: {e}"))
+    }
+
+    /// The committed record of `setting`.
+    ///
+    /// # Panics
+    /// When `setting` is neither [`CHAPTER9`] nor [`SMALL`].
+    pub fn recorded_in(setting: Setting) -> Record {
+        if setting == CHAPTER9 {
+            Record::recorded()
+        } else if setting == SMALL {
+            Record::recorded_small()
+        } else {
+            panic!("no recording of {setting:?}")
+        }
     }
 
     /// The run of `mode`.
@@ -80,8 +112,13 @@ impl Record {
         out
     }
 
-    /// Reads what [`to_tsv`](Record::to_tsv) wrote.
+    /// Reads what [`to_tsv`](Record::to_tsv) wrote for [`CHAPTER9`].
     pub fn parse(text: &str) -> Result<Record, String> {
+        Record::parse_in(text, CHAPTER9)
+    }
+
+    /// Reads what [`to_tsv`](Record::to_tsv) wrote for `setting`.
+    pub fn parse_in(text: &str, setting: Setting) -> Result<Record, String> {
         fn num<T: std::str::FromStr>(s: &str) -> Result<T, String> {
             s.parse().map_err(|_| format!("not a number: {s:?}"))
         }
@@ -89,6 +126,7 @@ impl Record {
             s.iter().filter(|x| !x.is_empty()).map(|x| num(x)).collect()
         }
         let mut record = Record {
+            setting,
             machine: String::new(),
             runs: Vec::new(),
             underflow: Vec::new(),
@@ -192,13 +230,14 @@ impl Record {
 
     /// Table 1: one line per mode.
     pub fn summary_table(&self) -> String {
-        let c = train_config();
+        let c = self.setting.config();
         let mut out = format!(
-            "chapter 9's model (E = {}, H = {}), seed {}, {STEPS} steps of {},\n  lr {} \
+            "chapter 9's model (E = {}, H = {}), seed {}, {} steps of {},\n  lr {} \
              after {} warmup steps falling to {}, clip {}; held-out: {} numbers\n",
             c.embed_size,
             c.num_hiddens,
             c.seed,
+            c.steps,
             c.batch_size,
             c.lr,
             c.warmup,
@@ -206,6 +245,15 @@ impl Record {
             c.clip,
             c.held_out
         );
+        let factor = self.setting.loss_factor;
+        if factor != 1.0 {
+            out += &format!(
+                "  the loss, Adam's eps and the clip norm x 2^{}: every gradient {} times \
+                 smaller\n",
+                factor.log2(),
+                1.0 / factor
+            );
+        }
         out += &format!(
             "{:<17}  {:>8}  {:>10}  {:>7}  {:>11}  {:>7}\n",
             "mode", "held-out", "mean loss,", "skipped", "final scale", "train"
@@ -237,16 +285,15 @@ impl Record {
 
     /// Table 2: the held-out exact match during training.
     pub fn progress_table(&self) -> String {
-        let mut out = format!(
-            "held-out exact match every {EVAL_EVERY} steps\n{:>5}",
-            "step"
-        );
+        let (every, steps) = (self.setting.eval_every, self.setting.steps);
+        let mut out =
+            format!("held-out exact match every {every} steps\n{:>5}", "step");
         for r in &self.runs {
             out +=
                 &format!("  {:>w$}", r.mode.name(), w = r.mode.name().len().max(5));
         }
         out.push('\n');
-        for step in (EVAL_EVERY..=STEPS).step_by(EVAL_EVERY) {
+        for step in (every..=steps).step_by(every) {
             out += &format!("{step:>5}");
             for r in &self.runs {
                 let a = r
@@ -268,6 +315,13 @@ impl Record {
             "gradient entries nonzero in f32 but zero in half precision, % of the \
              nonzero\n  ones, on the f32 run's weights and batch at each step\n",
         );
+        let factor = self.setting.loss_factor;
+        if factor != 1.0 {
+            out += &format!(
+                "  (the loss x 2^{}, then x1 or x{STATIC_SCALE}, the columns' scales)\n",
+                factor.log2()
+            );
+        }
         out += &format!("{:>5}  {:>9}", "step", "nonzero");
         for (p, s) in COLUMNS {
             out += &format!("  {:>10}", format!("{} x{s}", short(p)));
@@ -286,7 +340,12 @@ impl Record {
 
     /// Table 4: the same, layer by layer, at the last step counted.
     pub fn layer_table(&self) -> String {
-        let Some((step, layers)) = self.underflow.last() else {
+        self.layer_table_of(self.underflow.len().saturating_sub(1))
+    }
+
+    /// Table 4 for the `i`-th count (step `i × eval_every`).
+    pub fn layer_table_of(&self, i: usize) -> String {
+        let Some((step, layers)) = self.underflow.get(i) else {
             return String::new();
         };
         let mut out = format!("the same by layer at step {step}, %\n");
@@ -307,15 +366,20 @@ impl Record {
     }
 
     /// Every table, as the `precision_runs` example prints them and `data/compare.txt`
-    /// holds them.
+    /// holds them (for the small-gradient setting, `small_gradients` and
+    /// `data/small.txt`, with the layers at step 0 too).
     pub fn tables(&self) -> String {
-        [
+        let mut tables = vec![
             self.summary_table(),
             self.progress_table(),
             self.underflow_table(),
-            self.layer_table(),
-        ]
-        .join("\n")
+        ];
+        if self.setting.loss_factor != 1.0 {
+            // Where the f16 run starts, and where the f32 run ends.
+            tables.push(self.layer_table_of(0));
+        }
+        tables.push(self.layer_table());
+        tables.join("\n")
     }
 }
 
@@ -326,4 +390,92 @@ fn short(p: engine::precision::Precision) -> &'static str {
         engine::precision::Precision::Bf16 => "bf16",
         engine::precision::Precision::F32 => "f32",
     }
+}
+
+/// What the comparison examples do (`precision_runs` for [`CHAPTER9`],
+/// `small_gradients` for [`SMALL`]): train every mode in `setting`, then with no
+/// argument print the tables (and write the data to `target/chapter15/`), with
+/// `--check` compare everything but the times with the committed record, with
+/// `--record` rewrite the committed files.
+pub fn main_for(setting: Setting) -> std::process::ExitCode {
+    use std::path::PathBuf;
+    use std::process::ExitCode;
+    let arg = std::env::args().nth(1);
+    if !matches!(arg.as_deref(), None | Some("--check") | Some("--record")) {
+        eprintln!("unknown argument {arg:?}; use --check, --record or nothing");
+        return ExitCode::FAILURE;
+    }
+    let start = std::time::Instant::now();
+    let mut runs = Vec::new();
+    let mut underflow = Vec::new();
+    for m in Mode::ALL {
+        let (r, counts) = crate::compare::run_in(&setting, m);
+        eprintln!(
+            "{:<17}: held-out {:.3}, {} skipped, {:.1} s",
+            m.name(),
+            r.accuracy(),
+            r.skipped.len(),
+            r.train_seconds
+        );
+        runs.push(r);
+        if m == Mode::F32 {
+            underflow = counts;
+        }
+    }
+    let record = Record {
+        setting,
+        machine: lesson::cpu_name(),
+        runs,
+        underflow,
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data");
+    let (tsv, txt) = (
+        format!("{}.tsv", setting.file),
+        format!("{}.txt", setting.file),
+    );
+    match arg.as_deref() {
+        Some("--check") => {
+            let recorded = Record::recorded_in(setting);
+            if let Err(e) = record.check(&recorded) {
+                eprintln!("--check: {e}");
+                return ExitCode::FAILURE;
+            }
+            let tables = record.with_times_of(&recorded).tables();
+            let committed =
+                std::fs::read_to_string(data.join(&txt)).unwrap_or_default();
+            if tables != committed {
+                eprintln!(
+                    "--check: data/{txt} is not the recorded tables:\n{tables}"
+                );
+                return ExitCode::FAILURE;
+            }
+            print!("{}", record.tables());
+            println!(
+                "every loss, accuracy, scale, skipped step and count is the recorded \
+                 one; the times are this machine's"
+            );
+        }
+        Some(_) => {
+            print!("{}", record.tables());
+            for (name, text) in [(&tsv, record.to_tsv()), (&txt, record.tables())] {
+                if let Err(e) = std::fs::write(data.join(name), text) {
+                    eprintln!("cannot write data/{name}: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            println!("recorded data/{tsv} and data/{txt}");
+        }
+        None => {
+            print!("{}", record.tables());
+            let dir = PathBuf::from("target/chapter15");
+            let written = std::fs::create_dir_all(&dir)
+                .and_then(|()| std::fs::write(dir.join(&tsv), record.to_tsv()));
+            if let Err(e) = written {
+                eprintln!("cannot write {}: {e}", dir.display());
+            }
+        }
+    }
+    println!("wall time: {seconds:.0} s (this machine, this run)");
+    ExitCode::SUCCESS
 }

@@ -3,9 +3,9 @@
 //! clipping, and a step that a dynamic scaler may skip.
 
 use attention::prelude::*;
-use chapter09::{Batch, TrainConfig, Trainer, masked_cross_entropy};
+use chapter09::{Batch, ResumableAdam, TrainConfig, Trainer, masked_cross_entropy};
 use engine::autocast;
-use engine::optim::{GradScaler, GradScalerConfig, clip_grad_norm};
+use engine::optim::{AdamConfig, GradScaler, GradScalerConfig, clip_grad_norm};
 use engine::precision::Precision;
 
 // ANCHOR: modes
@@ -23,6 +23,9 @@ pub enum Mode {
     /// Autocast to bf16, no loss scaling.
     Bf16,
 }
+
+/// The factor section 6's small-gradient run multiplies the loss by: 2⁻¹⁴.
+pub const SMALL_LOSS: f32 = 1.0 / 16384.0;
 
 /// The factor of the static loss scale.
 pub const STATIC_SCALE: f32 = 1024.0;
@@ -98,6 +101,9 @@ pub struct MixedTrainer {
     pub mode: Mode,
     /// The dynamic scaler (disabled in every other mode).
     pub scaler: GradScaler,
+    /// What the loss is multiplied by before `backward` (and any loss scale): 1 in
+    /// chapter 9's run, [`SMALL_LOSS`] in section 6's run with small gradients.
+    pub loss_factor: f32,
 }
 
 impl MixedTrainer {
@@ -118,8 +124,36 @@ impl MixedTrainer {
             trainer: Trainer::additive(config),
             mode,
             scaler: GradScaler::new(GradScalerConfig { enabled, ..scaler }),
+            loss_factor: 1.0,
         }
     }
+
+    // ANCHOR: small
+    /// A run whose gradients are all `factor` times smaller than chapter 9's: the loss
+    /// is multiplied by `factor`, and so are Adam's `ε` and the clipping norm, the two
+    /// absolute sizes the f32 step compares gradients with. In f32 the steps are
+    /// then chapter 9's, up to clipping's `1e-6` (`norm + 1e-6`), which does not
+    /// scale; what changes is only where half precision can hold the gradients.
+    pub fn with_loss_factor(
+        config: TrainConfig,
+        mode: Mode,
+        factor: f32,
+    ) -> MixedTrainer {
+        let config = TrainConfig {
+            clip: config.clip * factor,
+            ..config
+        };
+        let mut mixed = MixedTrainer::new(config, mode);
+        let params = mixed.trainer.optimizer.parameters().to_vec();
+        let adam = AdamConfig {
+            eps: AdamConfig::default().eps * factor,
+            ..AdamConfig::default()
+        };
+        mixed.trainer.optimizer = ResumableAdam::new(params, adam);
+        mixed.loss_factor = factor;
+        mixed
+    }
+    // ANCHOR_END: small
 
     /// The loss scale of the next step.
     pub fn scale(&self) -> f32 {
@@ -145,13 +179,19 @@ impl MixedTrainer {
                     .forward(&batch.src, &batch.src_lens, &batch.dec_input);
             masked_cross_entropy(&logits, &batch.tgt, &batch.tgt_lens)
         });
+        // 1 in chapter 9's run; section 6's small-gradient run shrinks it.
+        let objective = if self.loss_factor == 1.0 {
+            loss.clone()
+        } else {
+            &loss * self.loss_factor
+        };
         t.optimizer.zero_grad();
         if self.mode == Mode::F16Static {
-            (&loss * STATIC_SCALE).backward();
+            (&objective * STATIC_SCALE).backward();
             unscale(t.optimizer.parameters(), STATIC_SCALE);
         } else {
             // Disabled unless F16Dynamic: `scale` returns the loss, `step` steps.
-            self.scaler.scale(&loss).backward();
+            self.scaler.scale(&objective).backward();
             self.scaler.unscale_(&t.optimizer);
         }
         clip_grad_norm(t.optimizer.parameters(), t.config.clip);

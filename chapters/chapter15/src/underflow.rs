@@ -57,13 +57,19 @@ pub const COLUMNS: [(Precision, f32); 3] = [
     (Precision::Bf16, 1.0),
 ];
 
-// ANCHOR: count
 /// Counts, per layer, the gradient entries that are not zero in f32 but exactly
 /// zero in half precision (each of [`COLUMNS`]), for the weights and the batch of
-/// the trainer's next step.
+/// the trainer's next step: [`count_at`] with the loss as it is.
 pub fn count(trainer: &mut Trainer) -> Vec<LayerCount> {
-    let reference = gradients(trainer, Precision::F32, 1.0);
-    let halves = COLUMNS.map(|(p, scale)| gradients(trainer, p, scale));
+    count_at(trainer, 1.0)
+}
+
+// ANCHOR: count
+/// [`count`] with the loss multiplied by `factor` before each column's scale
+/// (section 6's small-gradient run: `factor` is [`crate::training::SMALL_LOSS`]).
+pub fn count_at(trainer: &mut Trainer, factor: f32) -> Vec<LayerCount> {
+    let reference = gradients(trainer, Precision::F32, factor);
+    let halves = COLUMNS.map(|(p, scale)| gradients(trainer, p, factor * scale));
     let mut out: Vec<LayerCount> = Vec::new();
     for (i, (name, g32)) in reference.iter().enumerate() {
         let layer = name.rsplit_once('.').map_or(name.as_str(), |(l, _)| l);

@@ -4,10 +4,10 @@
 
 use attention::prelude::*;
 use chapter09::TrainConfig;
-use chapter15::compare::{EVAL_EVERY, STEPS, train_config};
+use chapter15::compare::{EVAL_EVERY, SMALL, STEPS, train_config};
 use chapter15::fills::{FILLS, FullRow, MaskFill, cell};
 use chapter15::record::Record;
-use chapter15::training::{GROWTH_INTERVAL, MixedTrainer, Mode};
+use chapter15::training::{GROWTH_INTERVAL, MixedTrainer, Mode, SMALL_LOSS};
 use chapter15::underflow;
 use engine::optim::GradScalerConfig;
 use engine::precision::Precision;
@@ -181,4 +181,67 @@ fn the_recorded_tables_are_the_tables_of_the_recorded_data() {
     let record = Record::recorded();
     assert_eq!(record.tables(), chapter15::record::RECORDED_TABLES);
     assert_eq!(Record::parse(&record.to_tsv()), Ok(record));
+}
+
+#[test]
+fn the_small_gradient_tables_are_the_tables_of_its_recorded_data() {
+    let record = Record::recorded_small();
+    assert_eq!(record.setting, SMALL);
+    assert_eq!(record.tables(), chapter15::record::SMALL_TABLES);
+    assert_eq!(
+        Record::parse_in(&record.to_tsv(), SMALL),
+        Ok(record.clone())
+    );
+    assert_eq!(record.underflow.len(), SMALL.steps / SMALL.eval_every + 1);
+}
+
+#[test]
+fn the_small_gradient_runs_start_as_a_fresh_run_does() {
+    let record = Record::recorded_small();
+    for mode in [Mode::F16, Mode::F16Dynamic] {
+        let mut mixed =
+            MixedTrainer::with_loss_factor(SMALL.config(), mode, SMALL.loss_factor);
+        let run = record.run(mode);
+        for step in 0..3 {
+            let o = mixed.step();
+            assert_eq!(
+                o.loss.to_bits(),
+                run.losses[step].to_bits(),
+                "{}",
+                mode.name()
+            );
+            assert_eq!(o.scale, run.scales[step], "{}", mode.name());
+        }
+    }
+}
+
+#[test]
+fn in_f32_small_gradients_take_chapter_9_s_steps_when_nothing_is_clipped() {
+    // The loss, Adam's eps and the clipping norm times 2^-14: with a norm no
+    // gradient reaches, every loss is the plain run's, bit for bit.
+    let config = TrainConfig {
+        clip: 1e30,
+        ..TrainConfig::short()
+    };
+    let mut plain = MixedTrainer::new(config, Mode::F32);
+    let mut small = MixedTrainer::with_loss_factor(config, Mode::F32, SMALL_LOSS);
+    for step in 0..5 {
+        let (a, b) = (plain.step().loss, small.step().loss);
+        assert_eq!(a.to_bits(), b.to_bits(), "step {step}");
+    }
+}
+
+#[test]
+fn with_small_gradients_f16_loses_almost_every_entry_and_x1024_almost_none() {
+    // The recorded step-0 counts of the small-gradient run, computed again: in f16
+    // without a scale nearly every nonzero gradient entry is zero, with the loss
+    // times 1024 few are, in bf16 almost none.
+    let mut mixed =
+        MixedTrainer::with_loss_factor(SMALL.config(), Mode::F32, SMALL.loss_factor);
+    let fresh = underflow::count_at(&mut mixed.trainer, SMALL.loss_factor);
+    let record = Record::recorded_small();
+    assert_eq!(record.underflow[0], (0, fresh.clone()));
+    assert!(underflow::share(&fresh, 0) > 0.95);
+    assert!(underflow::share(&fresh, 1) < 0.1);
+    assert!(underflow::share(&fresh, 2) < 0.001);
 }
