@@ -15,7 +15,10 @@
 //! 5. [`pairs_bytes`], [`measure_forward`] and [`refused_forward`]: the memory of the
 //!    `[B, Q, K, h]` tensor, by formula and measured.
 //! 6. [`panic_message`]: the messages of the size mistakes the page shows.
-//! 7. [`tour`]: everything the page prints (`cargo run -p chapter05`).
+//! 7. [`light`]: lighter forms of the score (a smaller `h`, no `W_q`, a low-rank
+//!    `W_k`, tied projections), their parameters and multiply-adds counted, and the
+//!    toy task trained with each.
+//! 8. [`tour`]: everything the page prints (`cargo run -p chapter05`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run;
 //! with `--features exercises` your own `src/exercises.rs` does.
@@ -23,6 +26,7 @@
 mod batched;
 mod decoder;
 mod init;
+pub mod light;
 mod memory;
 pub mod plots;
 mod training;
@@ -365,6 +369,10 @@ pub fn tour() -> String {
         decoder.forward(&query.unsqueeze(1), &keys, &keys, &Mask::none());
     })));
     // ANCHOR_END: tour_mistakes
+
+    line("\n== 7. Lighter forms".into());
+    line(light::toy_table());
+    line(light::counts_table());
     out
 }
 
