@@ -13,9 +13,12 @@
 //! 3. [`underflow`]: the share of gradient entries that vanish in f16, layer by
 //!    layer, with and without a loss scale.
 //! 4. [`memory`]: the bytes a 2-byte format would save, by kind of tensor.
-//! 5. [`record`]: the comparison of the five modes, recorded in `data/` by the
-//!    `precision_runs` example and printed as the tables of `data/compare.txt`.
-//! 6. [`plots`]: the scale over training and the vanished gradients per layer.
+//! 5. [`compare`] and [`record`]: the comparisons of the five modes, recorded in
+//!    `data/` by the `precision_runs` example (chapter 9's run, `data/compare.txt`)
+//!    and the `small_gradients` example (every gradient 2¹⁴ times smaller, where f16
+//!    alone fails, `data/small.txt`).
+//! 6. [`plots`]: the scale over training, the vanished gradients along the run and
+//!    the losses of the small-gradient run.
 //! 7. [`tour`]: everything else the page prints (`cargo run -p chapter15`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run;
