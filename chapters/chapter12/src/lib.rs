@@ -10,13 +10,17 @@
 //! 2. [`compare`]: every scoring trained from the same seeds with the same budget and
 //!    schedule ([`compare::run`]), the peak memory of a training step, and what
 //!    decides a trained hybrid's weights ([`compare::reading`]).
-//! 3. [`complexity`]: the multiply-adds of one attention call and its time as the
+//! 3. [`separate`]: two harder variants of the task (reversed digits with a smaller
+//!    model, and 300 training numbers), each scoring's learning rate chosen on
+//!    validation numbers, three seeds at that rate scored on test numbers
+//!    ([`separate::run`]), recorded in `data/separate.tsv` by the `separate` example.
+//! 4. [`complexity`]: the multiply-adds of one attention call and its time as the
 //!    feature size grows, with the projections counted and without.
-//! 4. [`record`]: the results, recorded in `data/compare.tsv` by the `compare`
+//! 5. [`record`]: the results, recorded in `data/compare.tsv` by the `compare`
 //!    example and printed as the tables of `data/compare.txt`.
-//! 5. [`plots`]: the learning curves, the complexity sweep and the hybrid's gate,
+//! 6. [`plots`]: the learning curves, the complexity sweep and the hybrid's gate,
 //!    drawn from the recording.
-//! 6. [`tour`]: everything else the page prints (`cargo run -p chapter12`).
+//! 7. [`tour`]: everything else the page prints (`cargo run -p chapter12`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run;
 //! with `--features exercises` your own `src/exercises.rs` does.
@@ -26,6 +30,7 @@ pub mod complexity;
 pub mod plots;
 pub mod record;
 pub mod scorings;
+pub mod separate;
 pub mod tour;
 
 pub use scorings::{Hybrid, MultiHead, ProjectedDotProduct, Scorer, Scoring};
