@@ -6,8 +6,9 @@
 //! ```console
 //! # print the tables
 //! cargo run --release -p chapter12 --example separate
-//! # replay seed 1's runs at the chosen rates (10 runs, under a minute) and compare
-//! # them with the recording, times excepted
+//! # replay seed 1's runs at the chosen rates (10 runs) and compare them with the
+//! # recording, times excepted; keys after it replay fewer (`-- --check reversed
+//! # additive`: one run)
 //! cargo run --release -p chapter12 --example separate -- --check
 //! # replay all 60 runs and compare them, and the tables, with the recording
 //! cargo run --release -p chapter12 --example separate -- --check-all
@@ -18,9 +19,9 @@
 //! ```
 //!
 //! `--record` writes every run's losses, gradient norms, accuracies and time to
-//! `data/separate.tsv` and the tables to `data/separate.txt`. The checks compare every
-//! loss, gradient norm and accuracy to the last bit, on any machine and kernel path;
-//! the times are this machine's and are not compared.
+//! `data/separate.tsv` and the tables to `data/separate.txt`. The checks compare
+//! every loss, gradient norm and accuracy to the last bit, on any machine and kernel
+//! path; the times are this machine's and are not compared.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -36,7 +37,8 @@ use chapter12::separate::{
 fn logged(task: Task, scoring: Scoring, seed: u64, lr: f32, full: bool) -> SepRun {
     let r = run(task, scoring, seed, lr, full);
     eprintln!(
-        "{:<8} {:<19} seed {seed} lr {lr}: validation {:.3}, test {:.3}, {:.1} steps/s",
+        "{:<8} {:<19} seed {seed} lr {lr}: validation {:.3}, test {:.3}, \
+         {:.1} steps/s",
         task.key(),
         scoring.name(),
         r.validation,
@@ -98,9 +100,21 @@ fn main() -> ExitCode {
     match mode.as_deref() {
         Some("--check") => {
             let recorded = SepRecord::recorded();
+            // Optional keys after `--check` (`reversed`, `additive`, ...) replay only
+            // the runs of those tasks and scorings.
+            let only: Vec<String> = std::env::args().skip(2).collect();
+            let wanted = |key: &str, keys: &[&str]| {
+                !only.iter().any(|k| keys.contains(&k.as_str()))
+                    || only.iter().any(|k| k == key)
+            };
+            let tasks = Task::ALL.map(Task::key);
+            let scorings = Scoring::ALL.map(Scoring::key);
             let mut replayed = Vec::new();
-            for task in Task::ALL {
-                for scoring in Scoring::ALL {
+            for task in Task::ALL.into_iter().filter(|t| wanted(t.key(), &tasks)) {
+                for scoring in Scoring::ALL
+                    .into_iter()
+                    .filter(|s| wanted(s.key(), &scorings))
+                {
                     let lr = recorded.chosen(task, scoring);
                     replayed.push(logged(task, scoring, SEEDS[0], lr, true));
                 }
@@ -111,8 +125,8 @@ fn main() -> ExitCode {
             }
             print!("{RECORDED_TABLES}");
             println!(
-                "seed {}'s {} runs at the chosen rates are the recorded ones, every loss, \
-                 gradient norm and accuracy (kernel path {})",
+                "seed {}'s {} runs at the chosen rates are the recorded ones, every \
+                 loss, gradient norm and accuracy (kernel path {})",
                 SEEDS[0],
                 replayed.len(),
                 engine::kernels::active()
@@ -134,7 +148,8 @@ fn main() -> ExitCode {
             let tables = record.with_times_of(&recorded).tables();
             if tables != RECORDED_TABLES {
                 eprintln!(
-                    "--check-all: data/separate.txt is not the recorded tables:\n{tables}"
+                    "--check-all: data/separate.txt is not the recorded \
+                     tables:\n{tables}"
                 );
                 return ExitCode::FAILURE;
             }
@@ -173,7 +188,8 @@ fn main() -> ExitCode {
         None => print!("{}", everything().tables()),
         Some(other) => {
             eprintln!(
-                "unknown argument {other:?}; use --check, --check-all, --record or --tables"
+                "unknown argument {other:?}; use --check, --check-all, --record or \
+                 --tables"
             );
             return ExitCode::FAILURE;
         }

@@ -3,9 +3,9 @@
 //! split from a small grid, then the scoring is trained at that rate from three other
 //! seeds and scored on a test split it never saw, nor was tuned on.
 //!
-//! Like [`compare`](crate::compare), everything here but the training time is computed
-//! by the engine, so every loss, gradient norm and accuracy is the same bits on every
-//! machine and kernel path.
+//! Like [`compare`](crate::compare), everything here but the training time is
+//! computed by the engine, so every loss, gradient norm and accuracy is the same
+//! bits on every machine and kernel path.
 
 use std::fmt::Write;
 use std::time::Instant;
@@ -28,8 +28,8 @@ pub enum Task {
     /// backwards through the words, and the first digit to write is the last word
     /// read: a harder alignment than chapter 9's almost monotonic one.
     Reversed,
-    /// Chapter 9's task with only [`SMALL_TRAIN`] training numbers, seen over and over:
-    /// the setting in which a more expressive scoring would overfit.
+    /// Chapter 9's task with only [`SMALL_TRAIN`] training numbers, seen over and
+    /// over: the setting in which a more expressive scoring would overfit.
     Small,
 }
 
@@ -66,8 +66,9 @@ impl Task {
     pub const ALL: [Task; 2] = [Task::Reversed, Task::Small];
 
     /// The settings of a run: chapter 9's model (`E = 32`, and `H = 64`, or
-    /// [`REVERSED_HIDDENS`] for [`Task::Reversed`]) and data, batches of 64, [`STEPS`] steps of Adam at `lr` after [`WARMUP`] warmup steps, falling
-    /// to `lr / 10` along a half cosine, clipping at 1; [`VALIDATION`] + [`TEST`]
+    /// [`REVERSED_HIDDENS`] for [`Task::Reversed`]) and data, batches of 64,
+    /// [`STEPS`] steps of Adam at `lr` after [`WARMUP`] warmup steps, falling to
+    /// `lr / 10` along a half cosine, clipping at 1; [`VALIDATION`] + [`TEST`]
     /// numbers held out.
     pub fn config(self, seed: u64, lr: f32) -> TrainConfig {
         TrainConfig {
@@ -184,6 +185,7 @@ impl SepRun {
         self.losses.len() as f64 / self.train_seconds
     }
 
+    // ANCHOR: stability
     /// The steps after the warmup whose gradient norm exceeded the clipping norm, 1.
     pub fn clipped_steps(&self) -> usize {
         self.grad_norms[WARMUP..]
@@ -207,9 +209,11 @@ impl SepRun {
             })
             .count()
     }
+    // ANCHOR_END: stability
 }
 
-/// The fraction of `numbers` that `model` decodes greedily to exactly `task`'s target.
+/// The fraction of `numbers` that `model` decodes greedily to exactly `task`'s
+/// target.
 pub fn exact_match(
     task: Task,
     model: &chapter09::Seq2Seq<Scorer>,
@@ -291,6 +295,7 @@ pub fn run_with(
 }
 // ANCHOR_END: run
 
+// ANCHOR: chosen
 /// The rate whose tuning run scored best on validation: the first of [`RATES`] among
 /// equals (so the smallest).
 pub fn chosen_rate(tuning: &[SepRun]) -> f32 {
@@ -302,6 +307,7 @@ pub fn chosen_rate(tuning: &[SepRun]) -> f32 {
     }
     best.lr
 }
+// ANCHOR_END: chosen
 
 /// Everything the separating runs measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -391,8 +397,8 @@ impl SepRecord {
         let mut out = String::from(
             "# The separating runs of chapter 12, written by\n\
              #   cargo run --release -p chapter12 --example separate -- --record\n\
-             # Every number is the engine's and the same on every machine, except the\n\
-             # seconds, which are the machine's named below.\n",
+             # Every number is the engine's and the same on every machine, except \
+             the\n# seconds, which are the machine's named below.\n",
         );
         writeln!(out, "machine\t{}", self.machine).unwrap();
         for (kind, runs) in [("tuning", &self.tuning), ("run", &self.runs)] {
@@ -562,16 +568,11 @@ impl SepRecord {
              (gradient norm above 1), the largest norm, loss spikes\n",
             task.name()
         );
-        writeln!(
-            out,
-            "                           test exact match    train  clipped  largest  loss"
-        )
-        .unwrap();
-        writeln!(
-            out,
-            "scoring              rate   mean    min    max   mean    steps     norm  spikes"
-        )
-        .unwrap();
+        out.push_str(
+            "                           test exact match    train  clipped  \
+             largest  loss\nscoring              rate   mean    min    max   mean    \
+             steps     norm  spikes\n",
+        );
         let mut ranges = Vec::new();
         for scoring in Scoring::ALL {
             let runs = self.runs_of(task, scoring);
@@ -587,7 +588,8 @@ impl SepRecord {
             let spikes: usize = runs.iter().map(|r| r.spikes()).sum();
             writeln!(
                 out,
-                "{:<19}{:>7}  {:.3}  {lo:.3}  {hi:.3}  {:.3}  {:>7}  {largest:>7.2}  {spikes:>6}",
+                "{:<19}{:>7}  {:.3}  {lo:.3}  {hi:.3}  {:.3}  {:>7}  {largest:>7.2}  \
+                 {spikes:>6}",
                 scoring.name(),
                 self.chosen(task, scoring).to_string(),
                 mean(|r| r.test),
@@ -607,7 +609,8 @@ impl SepRecord {
     /// the pairs whose ranges do not overlap, and the machine.
     pub fn speed_table(&self) -> String {
         let mut out = format!(
-            "training steps per second, min-max over each scoring's {} runs per task\n",
+            "training steps per second, min-max over each scoring's {} runs per \
+             task\n",
             RATES.len() + SEEDS.len()
         );
         write!(out, "{:<19}", "scoring").unwrap();
@@ -636,8 +639,8 @@ impl SepRecord {
         }
         writeln!(
             out,
-            "times: {};\n  one machine's runs, under load from other programs; not compared by \
-             --check",
+            "times: {};\n  one machine's runs, under load from other programs; not \
+             compared by --check",
             self.machine
         )
         .unwrap();
@@ -656,8 +659,8 @@ impl SepRecord {
     }
 
     /// The first difference between `runs` and this record's runs of the same task,
-    /// scoring, seed and rate (one of each), in anything but the time, or `Ok` when every one
-    /// agrees to the last bit.
+    /// scoring, seed and rate (one of each), in anything but the time, or `Ok` when
+    /// every one agrees to the last bit.
     pub fn check(&self, runs: &[SepRun]) -> Result<(), String> {
         for now in runs {
             let name = format!(

@@ -1,11 +1,13 @@
 //! The page quotes what the code prints: each section of the tour (`cargo run -p
-//! chapter12`) and each table of the `scorings` example (`data/compare.txt`) appear in
+//! chapter12`), each table of the `scorings` example (`data/compare.txt`) and of the
+//! `separate` example (`data/separate.txt`) appear in
 //! the page verbatim as ```text blocks, and every decimal number the prose quotes is
 //! one of theirs, or one that an earlier chapter's page prints and this page cites,
 //! so a change to the code that changes a number fails here until the page is updated
 //! too.
 
 use chapter12::record::RECORDED_TABLES;
+use chapter12::separate;
 use chapter12::tour;
 
 const PAGE: &str = include_str!("../../../book/src/ch12-scoring-functions.md");
@@ -51,8 +53,26 @@ fn the_page_quotes_every_recorded_table_exactly() {
 }
 
 #[test]
+fn the_page_quotes_every_table_of_the_separating_runs_exactly() {
+    let tables: Vec<&str> = separate::RECORDED_TABLES.split("\n\n").collect();
+    assert_eq!(tables.len(), 5, "five tables in data/separate.txt");
+    for (i, table) in tables.iter().enumerate() {
+        let table = format!("{}\n", table.trim_end_matches('\n'));
+        lesson::assert_quoted(
+            PAGE,
+            &format!("table {} of data/separate.txt", i + 1),
+            &table,
+        );
+    }
+}
+
+#[test]
 fn every_decimal_the_prose_quotes_is_printed_here_or_cited_from_its_chapter() {
-    let printed = format!("{}{RECORDED_TABLES}", tour::tour());
+    let printed = format!(
+        "{}{RECORDED_TABLES}{}",
+        tour::tour(),
+        separate::RECORDED_TABLES
+    );
     let missing: Vec<String> = lesson::decimals(&lesson::prose(PAGE))
         .into_iter()
         .filter(|n| !printed.contains(n.as_str()))

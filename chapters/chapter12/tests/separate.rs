@@ -1,7 +1,7 @@
-//! The separating runs, checked: the reversed task's batches hold the digits in reverse,
-//! a short run learns it, each scoring's rate is the one its validation numbers chose,
-//! the recording replays its first steps bit for bit, and its tables are its data
-//! printed.
+//! The separating runs, checked: the reversed task's batches hold the digits in
+//! reverse, a short run learns it, each scoring's rate is the one its validation
+//! numbers chose, the recording replays its first steps bit for bit, and its tables
+//! are its data printed.
 
 use chapter09::{Batch, TrainConfig, Vocab};
 use chapter12::scorings::Scoring;
