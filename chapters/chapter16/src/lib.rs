@@ -10,20 +10,26 @@
 //! 2. [`corpus`]: a public-domain book, character by character; [`lm`]: a decoder-only
 //!    model over it (GPT's shape), sampled with temperature and top-k, with the KV
 //!    cache or without; [`lm_train`]: its training, validation loss and checkpoints
-//!    that resume exactly.
+//!    that resume exactly; [`baseline`]: the unigram and bigram losses its validation
+//!    loss is compared with.
 //! 3. [`placement`]: post-norm against pre-norm in an eight-layer model: gradient
 //!    norms at initialisation, and training at a learning rate without warmup.
-//! 4. [`record`]: the recorded runs in `trained/` and `data/`, written by the
+//! 4. [`recipe`]: the training recipe of "Attention Is All You Need" (the
+//!    inverse-square-root warmup, label smoothing, tied embeddings) measured on a
+//!    small character model.
+//! 5. [`record`]: the recorded runs in `trained/` and `data/`, written by the
 //!    examples; [`store`]: their file format; [`plots`]: the figures; [`tour`]:
 //!    everything the page prints (`cargo run -p chapter16`).
 //!
 //! The exercises are in [`exercises`]: out of the box the reference solutions run;
 //! with `--features exercises` your own `src/exercises.rs` does.
 
+pub mod baseline;
 pub mod corpus;
 pub mod lm;
 pub mod lm_train;
 pub mod placement;
+pub mod recipe;
 pub mod plots;
 pub mod record;
 pub mod seq2seq;

@@ -59,6 +59,8 @@ pub struct CharLm {
     layers: Vec<CausalTransformerLayer>,
     final_norm: Option<LayerNorm>,
     head: Linear,
+    /// Whether `head` shares `token_embedding`'s table ([`CharLm::tied`]).
+    tied: bool,
 }
 // ANCHOR_END: model
 
@@ -91,7 +93,64 @@ impl CharLm {
                 out_features: c.vocab,
                 bias: true,
             }),
+            tied: false,
         }
+    }
+
+    // ANCHOR: tied
+    /// A model whose token embedding and output layer share one `[vocab, d]` matrix
+    /// `W`, as Vaswani et al. (2017, §3.4) share theirs: the embedding of a character
+    /// is its row of `W` multiplied by `√d`, and the logits are `x · Wᵀ + b`. The
+    /// layer to the vocabulary keeps a bias of its own, so tying removes `vocab · d`
+    /// parameters.
+    ///
+    /// `W` is drawn from `N(0, 1/d)`, so that `√d · W` has the unit variance of
+    /// [`CharLm::new`]'s embedding (the same draws, scaled), and the logits start at
+    /// about unit size. Everything else is drawn as in [`CharLm::new`], in the same
+    /// order, so for one seed the two models differ only in the head.
+    pub fn tied(config: LmConfig) -> CharLm {
+        let c = config;
+        let d = c.num_hiddens;
+        let table =
+            engine::nn::init::normal([c.vocab, d], 0.0, 1.0 / (d as f32).sqrt());
+        let token_embedding = Embedding::from_weights(&table);
+        let untied = |vocab| {
+            Embedding::new(EmbeddingConfig {
+                num_embeddings: vocab,
+                embedding_dim: d,
+            })
+        };
+        let position_embedding = untied(c.block_size);
+        let layers = (0..c.num_layers)
+            .map(|_| CausalTransformerLayer::new(c.layer()))
+            .collect();
+        let final_norm = c.norm_first.then(|| {
+            LayerNorm::new(LayerNormConfig {
+                dim: d,
+                ..Default::default()
+            })
+        });
+        // Linear::new's bias: U(-1/√d, 1/√d); the weight is the embedding's table,
+        // shared (the same tensor), not copied.
+        let bound = 1.0 / (d as f32).sqrt();
+        let bias = engine::nn::init::uniform([c.vocab], -bound, bound);
+        let head = Linear::from_weights(token_embedding.weight(), Some(&bias));
+        CharLm {
+            config,
+            token_embedding,
+            position_embedding,
+            dropout: Dropout::new(DropoutConfig { p: c.dropout }),
+            layers,
+            final_norm,
+            head,
+            tied: true,
+        }
+    }
+    // ANCHOR_END: tied
+
+    /// Whether the token embedding and the output layer share their matrix.
+    pub fn is_tied(&self) -> bool {
+        self.tied
     }
 
     /// The sizes the model was built with.
@@ -117,8 +176,12 @@ impl CharLm {
         );
         let positions: Vec<f32> = (start..start + t).map(|p| p as f32).collect();
         let positions = Tensor::from_vec(positions, [t]);
-        let x = self.token_embedding.forward(ids)
-            + self.position_embedding.forward(&positions);
+        let mut tokens = self.token_embedding.forward(ids);
+        if self.tied {
+            // §3.4: the shared matrix is multiplied by √d where it embeds.
+            tokens = tokens * (self.config.num_hiddens as f32).sqrt();
+        }
+        let x = tokens + self.position_embedding.forward(&positions);
         self.dropout.forward(&x)
     }
     // ANCHOR_END: embed
@@ -187,7 +250,13 @@ impl Module for CharLm {
         if let Some(norm) = &self.final_norm {
             all.extend(prefixed("final_norm", norm));
         }
-        all.extend(prefixed("head", &self.head));
+        // A tied head's weight is the token embedding's table, listed once, so that
+        // it is counted and updated once.
+        all.extend(
+            prefixed("head", &self.head)
+                .into_iter()
+                .filter(|(name, _)| !(self.tied && name == "head.weight")),
+        );
         all
     }
 

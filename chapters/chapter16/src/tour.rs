@@ -8,10 +8,15 @@ use attention::prelude::*;
 use chapter09::plots::{by_word, source_labels, target_labels};
 use chapter09::{EVAL_BATCH, Vocab, number_to_words, split, table, trained_additive};
 
-use crate::corpus::Corpus;
+use crate::baseline::{CharCounts, batch_pairs, pairs};
+use crate::corpus::{Corpus, eval_batches};
 use crate::lm::{LmConfig, Sampling, generate};
 use crate::lm_train::{LmTrainConfig, LmTrainer, resume_lm, save_lm_checkpoint};
 use crate::placement::{PlacementRecord, deep_model, gradient_norms_at_init};
+use crate::recipe::{
+    EPSILON, LABEL_SMOOTHING_EXAMPLE, RECIPE_STEPS, RecipeRecord, inverse_sqrt_lr,
+    label_smoothing_example, run_config,
+};
 use crate::record::{GenerationTimes, recorded_lm, recorded_translation};
 use crate::seq2seq::{cross_attention_heads, exact_match, greedy_decode};
 
@@ -343,6 +348,88 @@ pub fn lm_section() -> String {
     out
 }
 
+/// Section 4, continued: the recorded model's validation loss beside the loss of
+/// counting models, on the same characters.
+pub fn baselines_section() -> String {
+    let mut out = String::new();
+    // ANCHOR: tour_baselines
+    let corpus = Corpus::shipped();
+    let (_, record) = recorded_lm();
+    let c = record.config;
+    let (_, model_loss) = *record.history.val.last().expect("a validation loss");
+    // The characters the model's validation loss is the mean over: the targets of its
+    // fixed validation batches, each with the character before it.
+    let batches = eval_batches(
+        &corpus.val,
+        c.model.block_size,
+        c.batch_size,
+        c.eval_batches,
+        1,
+    );
+    let in_batches = batch_pairs(&batches);
+    // And the whole validation split: every character after the first.
+    let in_split = pairs(&corpus.val);
+    let targets =
+        |p: &[(usize, usize)]| p.iter().map(|&(_, t)| t).collect::<Vec<_>>();
+    let counts = CharCounts::new(&corpus.train, corpus.vocab.len(), 1.0);
+    let uniform = (corpus.vocab.len() as f64).ln();
+    line(
+        &mut out,
+        "loss on the validation text, nats per character; the counting models count \
+         the",
+    );
+    line(
+        &mut out,
+        format!(
+            "{} training characters, with add-one smoothing",
+            corpus.train.len()
+        ),
+    );
+    line(
+        &mut out,
+        format!(
+            "{:<28} {:>19} {:>17}",
+            "", "the model's batches", "the whole split"
+        ),
+    );
+    let mut row = |name: &str, a: String, b: String| {
+        line(&mut out, format!("{name:<28} {a:>19} {b:>17}"));
+    };
+    row(
+        "characters scored",
+        in_batches.len().to_string(),
+        in_split.len().to_string(),
+    );
+    let four = |x: f64| format!("{x:.4}");
+    row(
+        &format!("uniform over {} characters", corpus.vocab.len()),
+        four(uniform),
+        four(uniform),
+    );
+    row(
+        "unigram",
+        four(counts.unigram_loss(&targets(&in_batches))),
+        four(counts.unigram_loss(&targets(&in_split))),
+    );
+    row(
+        "bigram",
+        four(counts.bigram_loss(&in_batches)),
+        four(counts.bigram_loss(&in_split)),
+    );
+    row(
+        &format!("the model, step {}", c.steps),
+        four(f64::from(model_loss)),
+        "-".to_string(),
+    );
+    row(
+        "pairs never seen in training",
+        counts.unseen(&in_batches).to_string(),
+        counts.unseen(&in_split).to_string(),
+    );
+    // ANCHOR_END: tour_baselines
+    out
+}
+
 /// Section 5: a run stopped, saved and resumed gives the straight run's numbers.
 pub fn resume_section() -> String {
     let mut out = String::new();
@@ -427,15 +514,76 @@ pub fn placement_section() -> String {
     out
 }
 
+/// Section 7: the training recipe of "Attention Is All You Need" on a small model.
+pub fn recipe_section() -> String {
+    let mut out = String::new();
+    // ANCHOR: tour_recipe
+    let corpus = Corpus::shipped();
+    let c = run_config(corpus.vocab.len(), 0);
+    let m = c.model;
+    line(
+        &mut out,
+        format!(
+            "model: d = {}, {} heads, ffn {}, {} layers, context {}, dropout {}",
+            m.num_hiddens,
+            m.num_heads,
+            m.ffn_num_hiddens,
+            m.num_layers,
+            m.block_size,
+            m.dropout
+        ),
+    );
+    line(
+        &mut out,
+        format!(
+            "run: {} steps of {} x {} characters; validation: {} fixed batches",
+            c.steps, c.batch_size, m.block_size, c.eval_batches
+        ),
+    );
+    let last = RECIPE_STEPS - 1;
+    line(
+        &mut out,
+        format!(
+            "chapter's schedule: lr {} after {} warmup steps, cosine to {}",
+            c.lr, c.warmup, c.final_lr
+        ),
+    );
+    line(
+        &mut out,
+        format!(
+            "inverse-sqrt: lr {:.4} at step {}, {:.4} at step {}",
+            inverse_sqrt_lr(m.num_hiddens, c.warmup, c.warmup - 1),
+            c.warmup,
+            inverse_sqrt_lr(m.num_hiddens, c.warmup, last),
+            last + 1
+        ),
+    );
+    let (logits, targets) = LABEL_SMOOTHING_EXAMPLE;
+    line(
+        &mut out,
+        format!(
+            "label smoothing {EPSILON} on {logits:?}, targets {targets:?}: {:.4}",
+            label_smoothing_example()
+        ),
+    );
+    line(&mut out, RecipeRecord::recorded().table());
+    // ANCHOR_END: tour_recipe
+    out
+}
+
 /// Everything the page prints, in order.
 pub fn tour() -> String {
     [
         ("== 1. The layers", layers_section()),
         ("== 2. Chapter 9's task", translation_section()),
         ("== 3. Where each head looks", heads_section()),
-        ("== 4. A character model", lm_section()),
+        (
+            "== 4. A character model",
+            format!("{}{}", lm_section(), baselines_section()),
+        ),
         ("== 5. Stopped and resumed", resume_section()),
         ("== 6. Post-norm against pre-norm", placement_section()),
+        ("== 7. The paper's recipe", recipe_section()),
     ]
     .iter()
     .map(|(title, body)| format!("{title}\n{body}"))

@@ -12,8 +12,10 @@ fn the_page_quotes_every_section_of_the_tour_exactly() {
     lesson::assert_quoted(PAGE, "section 2", &tour::translation_section());
     lesson::assert_quoted(PAGE, "section 3", &tour::heads_section());
     lesson::assert_quoted(PAGE, "section 4", &tour::lm_section());
+    lesson::assert_quoted(PAGE, "section 4's baselines", &tour::baselines_section());
     lesson::assert_quoted(PAGE, "section 5", &tour::resume_section());
     lesson::assert_quoted(PAGE, "section 6", &tour::placement_section());
+    lesson::assert_quoted(PAGE, "section 7", &tour::recipe_section());
 }
 
 #[test]

@@ -227,4 +227,27 @@ rec.value(
     show=same("the same numbers", "other numbers"),
 )
 
+# --- Label smoothing (the paper's recipe) ------------------------------------------------
+# The logits and targets of `chapter16::recipe::LABEL_SMOOTHING_EXAMPLE`, whose smoothed
+# loss the tour prints and `chapters/chapter16/tests/recipe.rs` compares with this value.
+
+rec.setup(
+    "import torch",
+    "import torch.nn.functional as F",
+    "z = torch.tensor([[2.0, 0.0, -1.0], [0.5, 0.5, 3.0]])",
+    "t = torch.tensor([0, 1])",
+)
+rec.value(
+    "label_smoothing_value",
+    "F.cross_entropy(z, t, label_smoothing=0.1).item()",
+    show=lambda v: f"{v:.4f}",
+)
+rec.value(
+    "label_smoothing_mixture",
+    "torch.allclose(F.cross_entropy(z, t, label_smoothing=0.1),"
+    " 0.9 * F.cross_entropy(z, t) + 0.1 * (-F.log_softmax(z, -1).mean()))",
+    show=same("0.9 times the cross-entropy plus 0.1 times the mean over classes of",
+              "something else than the mixture"),
+)
+
 rec.write()
