@@ -209,8 +209,21 @@ fn a_tied_model_shares_one_matrix_and_has_vocab_times_d_fewer_parameters() {
             );
         }
     }
-    // One backward pass: the shared table's gradient has both uses' contributions,
-    // and one Adam step moves the logits' weights and the embedding together.
+    // The shared table is the untied embedding's draws divided by √d.
+    let scale = (config.num_hiddens as f32).sqrt();
+    let shared = tied
+        .state_dict()
+        .get("token_embedding.weight")
+        .unwrap()
+        .to_vec();
+    let own = untied_state.get("token_embedding.weight").unwrap().to_vec();
+    for (a, b) in shared.iter().zip(&own) {
+        assert!(
+            (a * scale - b).abs() <= 1e-5 * b.abs().max(1.0),
+            "{a} against {b}"
+        );
+    }
+    // One backward pass: the shared table's gradient has both uses' contributions.
     let (x, y) = chapter16::corpus::batch(
         &corpus.train,
         config.block_size,
