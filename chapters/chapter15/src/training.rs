@@ -129,11 +129,12 @@ impl MixedTrainer {
     }
 
     // ANCHOR: small
-    /// A run whose gradients are all `factor` times smaller than chapter 9's: the loss
-    /// is multiplied by `factor`, and so are Adam's `ε` and the clipping norm, the two
-    /// absolute sizes the f32 step compares gradients with. In f32 the steps are
-    /// then chapter 9's, up to clipping's `1e-6` (`norm + 1e-6`), which does not
-    /// scale; what changes is only where half precision can hold the gradients.
+    /// A run whose gradients are all `factor` times smaller than chapter 9's: the
+    /// loss is multiplied by `factor`, and so are Adam's `ε` and the clipping norm,
+    /// the two absolute sizes the f32 step compares gradients with. In f32 the
+    /// steps are then chapter 9's, up to clipping's `1e-6` (`norm + 1e-6`), which
+    /// does not scale; what changes is only where half precision can hold the
+    /// gradients.
     pub fn with_loss_factor(
         config: TrainConfig,
         mode: Mode,
