@@ -17,32 +17,7 @@ use crate::train::{StepReport, Trainer, masked_cross_entropy};
 /// model already trained without it; the chapter's run has it from the first step.
 pub const COVERAGE_WEIGHT: f32 = 1.0;
 
-const ONES: [&str; 20] = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-];
-const TENS: [&str; 10] = [
-    "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
-    "ninety",
-];
+use crate::data::{ONES, TENS};
 
 /// Appends the tokens of `g` (below 1000, as [`number_to_words`](crate::number_to_words)
 /// spells it) to `tokens`, and returns the token that names its hundreds, tens and

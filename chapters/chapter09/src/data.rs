@@ -13,7 +13,7 @@ use std::fmt;
 use engine::Tensor;
 
 // ANCHOR: words
-const ONES: [&str; 20] = [
+pub(crate) const ONES: [&str; 20] = [
     "zero",
     "one",
     "two",
@@ -35,7 +35,7 @@ const ONES: [&str; 20] = [
     "eighteen",
     "nineteen",
 ];
-const TENS: [&str; 10] = [
+pub(crate) const TENS: [&str; 10] = [
     "", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
     "ninety",
 ];
