@@ -248,11 +248,17 @@ impl Mask {
     ///
     /// Per-batch tensors are repeated with `repeat_interleave` (`[a, b] → [a, a, b, b]`), not
     /// tiled (`[a, b, a, b]`): tiling would give head 1 of element 0 the mask of element 1.
+    ///
+    /// # Panics
+    /// When `heads` is 0, or the repeated mask would not fit in memory.
+    #[track_caller]
     pub fn repeat_for_heads(&self, heads: usize) -> Mask {
-        let parts = self
-            .parts
-            .iter()
-            .map(|part| match part {
+        crate::check::positive("Mask::repeat_for_heads", "heads", heads);
+        // A loop, not `map`: a refusal inside `repeat_interleave` then points at the
+        // caller's line (a closure would stop `#[track_caller]` at itself).
+        let mut parts = Vec::with_capacity(self.parts.len());
+        for part in &self.parts {
+            parts.push(match part {
                 Part::ValidLens(t) => Part::ValidLens(t.repeat_interleave(heads, 0)),
                 Part::KeyPadding { pad, ignore } => Part::KeyPadding {
                     pad: pad.repeat_interleave(heads, 0),
@@ -263,8 +269,8 @@ impl Mask {
                     Part::Keep(t.repeat_interleave(heads, 0))
                 }
                 other => other.clone(),
-            })
-            .collect();
+            });
+        }
         Mask { parts }
     }
 }
@@ -352,7 +358,8 @@ fn part_keep(module: &str, part: &Part, scores: &[usize]) -> Tensor {
             // Query i may see key j ≤ i + offset: the lower triangle from diagonal `offset`.
             let mut shape = vec![1; rank - 2];
             shape.extend([q, k]);
-            Tensor::ones(shape).tril(offset as i64)
+            // Not `as i64`, which turns an offset past `i64::MAX` into a negative diagonal.
+            Tensor::ones(shape).tril(i64::try_from(offset).unwrap_or(i64::MAX))
         }
     }
 }

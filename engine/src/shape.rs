@@ -108,19 +108,15 @@ macro_rules! impl_dim {
     ($($t:ty),*) => {$(
         impl Dim for $t {
             fn as_i64(self) -> i64 {
-                self as i64
+                // Never `as`: `usize::MAX as i64` is -1, which would silently name the last
+                // dimension. A value outside `i64` becomes `i64::MAX` or `i64::MIN`, out of
+                // range on the same side, and is refused as such.
+                i64::try_from(self).unwrap_or(if self > 0 { i64::MAX } else { i64::MIN })
             }
         }
     )*};
 }
-impl_dim!(i32, i64, isize, usize);
-
-impl Dim for i128 {
-    fn as_i64(self) -> i64 {
-        // Out-of-range values stay out of range on the same side (and are reported so).
-        i64::try_from(self).unwrap_or(if self > 0 { i64::MAX } else { i64::MIN })
-    }
-}
+impl_dim!(i32, i64, isize, usize, u32, u64, i128);
 
 /// A list of sizes or dimension indices, in whichever form the caller holds it: an array, a
 /// slice or a `Vec` of `usize`, `i32` or `i64`, or a tuple that mixes them.

@@ -18,6 +18,7 @@ mod attention_weights;
 mod blocked_paths;
 mod configs;
 mod errors;
+mod extreme_arguments;
 mod gradients;
 mod hybrid;
 mod kv_cache;

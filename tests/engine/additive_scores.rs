@@ -191,6 +191,37 @@ fn relu_scores_by_hand_and_no_gradient_where_every_energy_is_negative() {
 }
 
 #[test]
+fn a_nan_energy_stays_nan_through_the_fused_relu_as_through_the_element_wise_one() {
+    // q + k = [NaN, 1]: relu keeps the NaN, so the score is NaN; its slope there is 1,
+    // as the element-wise relu's (PyTorch's), so the NaN reaches every gradient through
+    // w[0] alone, and the finite unit's gradients are untouched.
+    let queries = Tensor::from_vec(vec![f32::NAN, 0.5], [1, 1, 2]).requires_grad_();
+    let keys = Tensor::from_vec(vec![1.0, 0.5], [1, 1, 2]).requires_grad_();
+    let w = Tensor::from_vec(vec![2.0, 3.0], [2]).requires_grad_();
+    let scores = queries.additive_scores_with(&keys, &w, Activation::Relu);
+    assert!(scores.to_vec()[0].is_nan(), "{scores:?}");
+    scores.sum().backward();
+    let fused = [queries.grad(), keys.grad(), w.grad()].map(|g| g.unwrap().to_vec());
+    // dq = dk = g·w·slope = [2, 3]; dw = relu(q + k) = [NaN, 1].
+    assert_eq!(fused[0], vec![2.0, 3.0]);
+    assert_eq!(fused[1], vec![2.0, 3.0]);
+    assert!(fused[2][0].is_nan() && fused[2][1] == 1.0, "{:?}", fused[2]);
+    for t in [&queries, &keys, &w] {
+        t.zero_grad();
+    }
+    composed_with(&queries, &keys, &w, Activation::Relu)
+        .sum()
+        .backward();
+    let composed =
+        [queries.grad(), keys.grad(), w.grad()].map(|g| g.unwrap().to_vec());
+    assert_eq!(
+        format!("{fused:?}"),
+        format!("{composed:?}"),
+        "the composed form agrees"
+    );
+}
+
+#[test]
 fn an_energy_of_exactly_zero_sends_no_gradient_as_relu_s_derivative_has_it() {
     // q + k = [0, 0]: relu(0) = 0, and its slope at 0 is 0 (PyTorch's and the element-wise
     // relu's convention), so nothing reaches q, k or w.

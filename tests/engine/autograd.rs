@@ -199,6 +199,28 @@ fn relu_derivative_at_exactly_zero_is_zero_as_in_pytorch() {
 }
 
 #[test]
+fn relu_keeps_a_nan_and_passes_its_gradient_as_pytorch_does() {
+    // PyTorch, recorded in tests/golden/claims/appendix.json (relu_nan_forward and
+    // relu_nan_grad): relu([NaN, -0.0, -1, 2]) = [nan, -0.0, 0.0, 2.0], and under an
+    // upstream gradient of 3 the gradient is [3, 0, 0, 3]: its backward zeroes the
+    // gradient where x ≤ 0, which a NaN is not.
+    let x = leaf(&[f32::NAN, -0.0, -1.0, 2.0]);
+    let y = x.relu();
+    let bits: Vec<u32> = y.to_vec().iter().map(|v| v.to_bits()).collect();
+    assert!(
+        f32::from_bits(bits[0]).is_nan(),
+        "relu(NaN) is NaN, found {y:?}"
+    );
+    assert_eq!(
+        &bits[1..],
+        &[(-0.0f32).to_bits(), 0.0f32.to_bits(), 2.0f32.to_bits()],
+        "relu(-0.0) keeps the sign, as PyTorch's"
+    );
+    (&y * 3.0).sum().backward();
+    assert_eq!(x.grad().unwrap().to_vec(), vec![3.0, 0.0, 0.0, 3.0]);
+}
+
+#[test]
 fn powf_zero_has_a_zero_derivative_even_at_zero() {
     // x⁰ = 1 is constant; p·xᵖ⁻¹ would be 0·∞ = NaN at x = 0.
     let x = leaf(&[0.0, 2.0]);

@@ -23,6 +23,7 @@ mod blocked_attention;
 mod comparisons;
 mod display;
 mod error_messages;
+mod extreme_arguments;
 mod grad_scaler;
 mod gradcheck_ops;
 mod gradcheck_staples;

@@ -53,6 +53,18 @@ fn elementwise_functions() {
     unary_case("square", &shape, Tensor::square);
     unary_case("abs", &shape, Tensor::abs);
     unary_case("clamp", &shape, |x| x.clamp(-0.5, 0.7));
+    on_devices("relu keeps a NaN and passes its gradient", F32, |dev| {
+        let x = Tensor::from_vec(vec![f32::NAN, -0.0, -1.0, 0.0, 2.0], [5])
+            .to(dev)
+            .requires_grad_();
+        let y = x.relu();
+        (&y * 3.0).sum().backward();
+        let (values, grad) = (y.to_vec(), x.grad().unwrap().to_vec());
+        assert!(values[0].is_nan(), "{dev}: relu(NaN) = {}", values[0]);
+        assert_eq!(&values[1..], &[0.0, 0.0, 0.0, 2.0], "{dev}");
+        assert_eq!(grad, vec![3.0, 0.0, 0.0, 0.0, 3.0], "{dev}");
+        vec![y, x.grad().unwrap()]
+    });
 }
 
 #[test]
@@ -247,6 +259,24 @@ fn fused_additive_scores() {
         let w = param(&[8], 23, dev);
         let s = q.additive_scores_with(&k, &w, engine::Activation::Relu);
         backward_weighted(&s, 24);
+        vec![s, q.grad().unwrap(), k.grad().unwrap(), w.grad().unwrap()]
+    });
+    on_devices("additive_scores_with relu of a NaN energy", F32, |dev| {
+        let q = Tensor::from_vec(vec![f32::NAN, 0.5], [1, 1, 2])
+            .to(dev)
+            .requires_grad_();
+        let k = Tensor::from_vec(vec![1.0, 0.5], [1, 1, 2])
+            .to(dev)
+            .requires_grad_();
+        let w = Tensor::from_vec(vec![2.0, 3.0], [2])
+            .to(dev)
+            .requires_grad_();
+        let s = q.additive_scores_with(&k, &w, engine::Activation::Relu);
+        s.sum().backward();
+        assert!(s.to_vec()[0].is_nan(), "{dev}: {:?}", s.to_vec());
+        assert_eq!(q.grad().unwrap().to_vec(), vec![2.0, 3.0], "{dev}");
+        let dw = w.grad().unwrap().to_vec();
+        assert!(dw[0].is_nan() && dw[1] == 1.0, "{dev}: {dw:?}");
         vec![s, q.grad().unwrap(), k.grad().unwrap(), w.grad().unwrap()]
     });
 }

@@ -27,7 +27,7 @@ const SELF_SCORE: f32 = -1e5;
 pub struct LshOptions {
     /// The number of buckets (no default): 1 (no hashing: one bucket for all), or an even
     /// number, since the hash takes the argmax over `[xR, −xR]` with `R` of
-    /// `n_buckets / 2` random directions.
+    /// `n_buckets / 2` random directions; at most 2²⁴ (a bucket's number is an `f32`).
     pub n_buckets: usize,
     /// The number of positions of the sorted sequence in a chunk (no default: at least 1).
     /// Reformer takes it about as large as a bucket is expected to be, `n / n_buckets`, so
@@ -88,9 +88,17 @@ pub fn lsh_buckets(x: &Tensor, options: &LshOptions) -> Tensor {
     buckets(x, options)
 }
 
+/// The most buckets: a bucket's number is an `f32`, exact for whole numbers up to 2²⁴.
+const MAX_BUCKETS: usize = 1 << 24;
+
 #[track_caller]
 fn check_options(module: &str, options: &LshOptions) {
     let b = options.n_buckets;
+    check::ensure(b <= MAX_BUCKETS, module, || {
+        format!(
+            "n_buckets must be at most 2²⁴ = {MAX_BUCKETS}, found {b}: bucket numbers are f32 values, whole numbers exactly only up to 2²⁴"
+        )
+    });
     check::ensure(b == 1 || (b >= 2 && b.is_multiple_of(2)), module, || {
         format!(
             "n_buckets must be 1 or an even number ≥ 2, found {b}{}; hint: the hash is the argmax over [xR, −xR], two buckets per random direction",
@@ -106,6 +114,7 @@ fn check_options(module: &str, options: &LshOptions) {
 }
 
 /// The buckets, `[B, n]`, for checked options.
+#[track_caller]
 fn buckets(x: &Tensor, options: &LshOptions) -> Tensor {
     let (batch, n, d) = (x.shape()[0], x.shape()[1], x.shape()[2]);
     if options.n_buckets == 1 || n == 0 {

@@ -2,7 +2,9 @@
 //! schedule and the loop.
 
 use attention::prelude::*;
-use engine::optim::{AdamConfig, LinearWarmup, check_parameters, clip_grad_norm};
+use engine::optim::{
+    AdamConfig, LinearWarmup, check_learning_rate, check_parameters, clip_grad_norm,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
@@ -56,10 +58,12 @@ pub struct ResumableAdam {
 impl ResumableAdam {
     /// An optimizer for `params` with zero moments. It refuses the parameter lists
     /// the engine's optimizers refuse (empty, a tensor that does not require a
-    /// gradient, a result of an op, a tensor listed twice), with the same messages.
+    /// gradient, a result of an op, a tensor listed twice) and the hyper-parameters
+    /// `Adam::new` refuses, with the same messages.
     #[track_caller]
     pub fn new(params: Vec<Tensor>, config: AdamConfig) -> ResumableAdam {
         check_parameters("ResumableAdam::new", &params);
+        config.check("ResumableAdam::new");
         let state = params
             .iter()
             .map(|p| (0, p.zeros_like(), p.zeros_like()))
@@ -131,7 +135,9 @@ impl Optimizer for ResumableAdam {
         self.config.lr
     }
 
+    #[track_caller]
     fn set_lr(&mut self, lr: f32) {
+        check_learning_rate("ResumableAdam::set_lr", lr);
         self.config.lr = lr;
     }
 }

@@ -404,6 +404,65 @@ fn resumable_adam_refuses_a_tensor_that_no_step_would_move() {
 }
 
 #[test]
+#[should_panic(
+    expected = "ResumableAdam::set_lr: lr must be finite and ≥ 0, found NaN"
+)]
+fn resumable_adam_refuses_a_nan_learning_rate_as_the_engine_s_adam_does() {
+    // A NaN rate accepted here would make every parameter NaN at the next step.
+    ResumableAdam::new(tiny().parameters(), AdamConfig::default()).set_lr(f32::NAN);
+}
+
+#[test]
+fn resumable_adam_refuses_every_rate_and_config_adam_refuses() {
+    for lr in [f32::INFINITY, f32::NEG_INFINITY, -1e-3] {
+        let message = panic_message(|| {
+            ResumableAdam::new(tiny().parameters(), AdamConfig::default()).set_lr(lr);
+        });
+        assert_eq!(
+            message,
+            format!("ResumableAdam::set_lr: lr must be finite and ≥ 0, found {lr}")
+        );
+    }
+    let message = panic_message(|| {
+        let config = AdamConfig {
+            lr: f32::NAN,
+            ..Default::default()
+        };
+        ResumableAdam::new(tiny().parameters(), config);
+    });
+    assert_eq!(
+        message,
+        "ResumableAdam::new: lr must be finite and ≥ 0, found NaN"
+    );
+    let message = panic_message(|| {
+        let config = AdamConfig {
+            betas: (0.9, 1.0),
+            ..Default::default()
+        };
+        ResumableAdam::new(tiny().parameters(), config);
+    });
+    assert_eq!(
+        message,
+        "ResumableAdam::new: both betas must be in [0, 1), found (0.9, 1)"
+    );
+    // A rate of 0 is allowed, as in the engine's optimizers (a schedule may end there).
+    let mut adam = ResumableAdam::new(tiny().parameters(), AdamConfig::default());
+    adam.set_lr(0.0);
+    assert_eq!(adam.lr(), 0.0);
+}
+
+/// The message of the panic `f` raises.
+fn panic_message(f: impl FnOnce()) -> String {
+    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .expect_err("expected a panic");
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+#[test]
 fn the_schedule_warms_up_linearly_then_falls_along_a_cosine() {
     let c = TrainConfig::chapter();
     assert_eq!(

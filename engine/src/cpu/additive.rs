@@ -18,7 +18,7 @@
 //!   the same bits.
 
 use super::lanes::lane_sum;
-use super::math::tanh;
+use super::math::{relu, relu_grad, tanh};
 use crate::activation::Activation;
 use crate::kernels::{self, KernelPath};
 use crate::spare;
@@ -170,12 +170,6 @@ fn scores_portable(
     }
 }
 
-/// `max(x, 0)`, as the element-wise `relu` computes it.
-#[inline(always)]
-fn relu(x: f32) -> f32 {
-    x.max(0.0)
-}
-
 /// The scores with the activation `f`, compiled once per activation.
 #[inline(always)]
 fn scores_of(
@@ -233,8 +227,8 @@ fn grads_portable(
             (t, 1.0 - t * t)
         }),
         Activation::Relu => grads_of(queries, keys, w, upstream, dims, |x| {
-            // The slope at 0 is 0, as the element-wise relu's derivative has it.
-            if x > 0.0 { (x, 1.0) } else { (0.0, 0.0) }
+            // The element-wise relu and its derivative: NaN stays NaN, slope 0 at 0.
+            (relu(x), relu_grad(x))
         }),
     }
 }

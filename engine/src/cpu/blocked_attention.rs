@@ -72,7 +72,8 @@ impl Visibility<'_> {
     fn limit(&self, dims: Dims, n: usize, q: usize) -> usize {
         let mut hi = dims.keys;
         if let Some(offset) = self.causal_offset {
-            hi = hi.min(q + offset + 1);
+            // Saturating: an offset of `usize::MAX` (no key is in the future) must not wrap.
+            hi = hi.min(q.saturating_add(offset).saturating_add(1));
         }
         if let Some((lengths, per_query)) = self.lengths {
             let len = lengths[if per_query { n * dims.queries + q } else { n }];

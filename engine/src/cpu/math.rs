@@ -43,6 +43,22 @@
 //! `powf` has no formula here: [`powf`] is the `libm` crate's, plain Rust compiled into the
 //! engine (so the same on every platform), one call per element.
 
+/// `max(x, 0)` as PyTorch's `relu` computes it: `x < 0 ? 0 : x`, so NaN stays NaN and
+/// `-0.0` stays `-0.0` (`f32::max` would turn a NaN into 0, a wrong number where PyTorch
+/// propagates the NaN).
+#[inline(always)]
+pub(crate) fn relu(x: f32) -> f32 {
+    if x < 0.0 { 0.0 } else { x }
+}
+
+/// The slope of [`relu`] as PyTorch's backward takes it (`threshold_backward`:
+/// `x ≤ 0 ? 0 : 1`): 0 at and below 0, 1 above, and 1 at NaN, so the upstream gradient
+/// of a NaN element passes on unchanged, as in PyTorch.
+#[inline(always)]
+pub(crate) fn relu_grad(x: f32) -> f32 {
+    if x <= 0.0 { 0.0 } else { 1.0 }
+}
+
 /// `ln 2` split in two: `LN2_HI` has few significant bits, so `n · LN2_HI` is exact for
 /// every whole `n` used here, and `n·LN2_HI + n·LN2_LO` keeps the precision of `n · ln 2`.
 const LN2_HI: f32 = 0.693_359_4;

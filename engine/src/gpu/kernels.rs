@@ -38,15 +38,16 @@ fn unary_formula(f: UnaryFn) -> (&'static str, f32, f32) {
         UnaryFn::Log => "log(v)",
         UnaryFn::Tanh => "tanh_safe(v)",
         UnaryFn::Sigmoid => "1.0 / (1.0 + exp(-v))",
-        // NaN becomes 0, as `f32::max` does on the CPU.
-        UnaryFn::Relu => "select(0.0, v, v > 0.0)",
+        // `v < 0 ? 0 : v`, as on the CPU: NaN stays NaN, as in PyTorch.
+        UnaryFn::Relu => "select(v, 0.0, v < 0.0)",
         UnaryFn::GeluErf => "v * normal_cdf(v)",
         UnaryFn::GeluTanh => {
             "0.5 * v * (1.0 + tanh_safe(SQRT_2_OVER_PI * (v + GELU_CUBIC * v * v * v)))"
         }
         UnaryFn::Sqrt => "sqrt(v)",
         UnaryFn::Powf(_) => "powf(v, a)",
-        UnaryFn::Step => "select(0.0, 1.0, v > 0.0)",
+        // `v ≤ 0 ? 0 : 1`: 1 at NaN, as on the CPU and in PyTorch.
+        UnaryFn::Step => "select(1.0, 0.0, v <= 0.0)",
         UnaryFn::GeluErfGrad => "normal_cdf(v) + v * normal_pdf(v)",
         UnaryFn::GeluTanhGrad => {
             "0.5 * (1.0 + tanh_safe(SQRT_2_OVER_PI * (v + GELU_CUBIC * v * v * v))) + 0.5 * v * (1.0 - tanh_safe(SQRT_2_OVER_PI * (v + GELU_CUBIC * v * v * v)) * tanh_safe(SQRT_2_OVER_PI * (v + GELU_CUBIC * v * v * v))) * SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_CUBIC * v * v)"
@@ -543,10 +544,11 @@ pub(crate) fn additive(
             "return tanh_safe(x);",
             "let t = tanh_safe(x);\n    return 1.0 - t * t;",
         ),
-        // The slope at 0 is 0, as the element-wise relu's derivative has it.
-        Activation::Relu => {
-            ("return max(x, 0.0);", "return select(0.0, 1.0, x > 0.0);")
-        }
+        // The element-wise relu and its derivative: NaN stays NaN, the slope at 0 is 0.
+        Activation::Relu => (
+            "return select(x, 0.0, x < 0.0);",
+            "return select(1.0, 0.0, x <= 0.0);",
+        ),
     };
     let source = || {
         include_str!("shaders/additive.wgsl")

@@ -156,14 +156,18 @@ impl Tensor {
             format!("the scale must be finite and greater than 0, found {scale}")
         });
         let leading = &self.shape()[..self.rank() - 2];
-        let lengths = options
-            .lengths
-            .as_ref()
-            .map(|t| broadcast_lengths(t, leading, dims));
-        let keep = options
-            .keep
-            .as_ref()
-            .map(|t| broadcast_keep(t, leading, dims));
+        // `match`, not `Option::map`: a closure would hide the caller's line from a
+        // refusal inside the checks.
+        #[expect(clippy::manual_map, reason = "keeps #[track_caller] working")]
+        let lengths = match &options.lengths {
+            Some(t) => Some(broadcast_lengths(t, leading, dims)),
+            None => None,
+        };
+        #[expect(clippy::manual_map, reason = "keeps #[track_caller] working")]
+        let keep = match &options.keep {
+            Some(t) => Some(broadcast_keep(t, leading, dims)),
+            None => None,
+        };
         let mut shape = self.shape().to_vec();
         *shape.last_mut().expect("rank ≥ 2") = dims.value_features;
         memory::ensure_can_allocate(op, &shape);

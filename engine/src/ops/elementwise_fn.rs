@@ -23,7 +23,7 @@ pub(crate) enum UnaryFn {
     GeluTanh,
     Sqrt,
     Powf(f32),
-    /// 1 where x > 0, else 0: the derivative of `relu`.
+    /// 0 where x ≤ 0, else 1 (1 at NaN, as PyTorch): the derivative of `relu`.
     Step,
     /// d/dx of `GeluErf`.
     GeluErfGrad,
@@ -69,7 +69,7 @@ impl UnaryFn {
             UnaryFn::Log => math::log(x),
             UnaryFn::Tanh => math::tanh(x),
             UnaryFn::Sigmoid => math::sigmoid(x),
-            UnaryFn::Relu => x.max(0.0),
+            UnaryFn::Relu => math::relu(x),
             UnaryFn::GeluErf => math::gelu_erf(x),
             UnaryFn::GeluTanh => math::gelu_tanh(x),
             // The square root is one IEEE instruction, correctly rounded on every CPU.
@@ -78,13 +78,7 @@ impl UnaryFn {
             // multiplication, correctly rounded, where the general `powf` is a library call.
             UnaryFn::Powf(2.0) => x * x,
             UnaryFn::Powf(p) => math::powf(x, p),
-            UnaryFn::Step => {
-                if x > 0.0 {
-                    1.0
-                } else {
-                    0.0
-                }
-            }
+            UnaryFn::Step => math::relu_grad(x),
             UnaryFn::GeluErfGrad => math::gelu_erf_grad(x),
             UnaryFn::GeluTanhGrad => math::gelu_tanh_grad(x),
             UnaryFn::Abs => x.abs(),

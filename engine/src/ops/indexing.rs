@@ -165,7 +165,7 @@ impl Tensor {
     /// ```
     #[track_caller]
     pub fn tril(&self, diagonal: i64) -> Tensor {
-        self.triangle("tril", diagonal, |i, j, k| j <= i + k)
+        self.triangle("tril", diagonal, |i, j, k| j - i <= k)
     }
 
     /// The upper triangle of the last two dimensions, like `torch.triu(x, diagonal)`:
@@ -179,11 +179,12 @@ impl Tensor {
     /// ```
     #[track_caller]
     pub fn triu(&self, diagonal: i64) -> Tensor {
-        self.triangle("triu", diagonal, |i, j, k| j >= i + k)
+        self.triangle("triu", diagonal, |i, j, k| j - i >= k)
     }
 
     /// Keeps the entries `(i, j)` of the last two dimensions for which `keep(i, j, diagonal)`
-    /// holds and zeroes the others, through `where_cond` so that a kept entry's gradient
+    /// holds and zeroes the others (`keep` compares `j − i`, which fits in an `i64`, with the
+    /// diagonal, so that any `i64` diagonal is taken as it is, with no overflow), through `where_cond` so that a kept entry's gradient
     /// passes and a NaN or an infinity outside the triangle does not leak into the result.
     #[track_caller]
     fn triangle(

@@ -85,7 +85,9 @@ impl Tensor {
         self.unary(UnaryFn::Sigmoid, Some(Op::Sigmoid(self.clone())))
     }
 
-    /// `max(x, 0)`. Its derivative at exactly 0 is taken as 0, as in PyTorch.
+    /// `max(x, 0)`. Its derivative at exactly 0 is taken as 0, as in PyTorch. A NaN stays
+    /// NaN, and the gradient of a NaN element passes on unchanged, as PyTorch's does
+    /// (its backward zeroes the gradient where `x ≤ 0`, which a NaN is not).
     #[track_caller]
     pub fn relu(&self) -> Tensor {
         self.unary(UnaryFn::Relu, Some(Op::Relu(self.clone())))

@@ -1,6 +1,8 @@
 //! [`Adam`] and [`AdamW`]: adaptive moment estimation, with L2 or decoupled weight decay.
 
-use super::optimizer::{Optimizer, check_non_negative, check_parameters};
+use super::optimizer::{
+    Optimizer, check_learning_rate, check_non_negative, check_parameters,
+};
 use crate::check;
 use crate::grad_mode::no_grad;
 use crate::tensor::Tensor;
@@ -45,6 +47,31 @@ impl AdamConfig {
             weight_decay: 1e-2,
             ..AdamConfig::default()
         }
+    }
+
+    /// The checks [`Adam::new`] and [`AdamW::new`] make on their hyper-parameters; call it
+    /// from the constructor of an Adam of your own, with the constructor's name as `op`.
+    ///
+    /// # Panics
+    /// When `lr`, `eps` or `weight_decay` is negative or not finite, or a beta is outside
+    /// `[0, 1)`.
+    ///
+    /// ```should_panic
+    /// use engine::optim::AdamConfig;
+    /// // MyAdam::new: both betas must be in [0, 1), found (0.9, 1)
+    /// AdamConfig { betas: (0.9, 1.0), ..Default::default() }.check("MyAdam::new");
+    /// ```
+    #[track_caller]
+    pub fn check(&self, op: &str) {
+        check_learning_rate(op, self.lr);
+        check_non_negative(op, "eps", self.eps);
+        check_non_negative(op, "weight_decay", self.weight_decay);
+        let (b1, b2) = self.betas;
+        check::ensure(
+            (0.0..1.0).contains(&b1) && (0.0..1.0).contains(&b2),
+            op,
+            || format!("both betas must be in [0, 1), found ({b1}, {b2})"),
+        );
     }
 }
 
@@ -143,15 +170,7 @@ impl AdamCore {
     #[track_caller]
     fn new(op: &str, params: Vec<Tensor>, config: AdamConfig) -> AdamCore {
         check_parameters(op, &params);
-        check_non_negative(op, "lr", config.lr);
-        check_non_negative(op, "eps", config.eps);
-        check_non_negative(op, "weight_decay", config.weight_decay);
-        let (b1, b2) = config.betas;
-        check::ensure(
-            (0.0..1.0).contains(&b1) && (0.0..1.0).contains(&b2),
-            op,
-            || format!("both betas must be in [0, 1), found ({b1}, {b2})"),
-        );
+        config.check(op);
         let moments = params.iter().map(|_| None).collect();
         AdamCore {
             params,
@@ -194,7 +213,7 @@ impl AdamCore {
 
     #[track_caller]
     fn set_lr(&mut self, op: &str, lr: f32) {
-        check_non_negative(op, "lr", lr);
+        check_learning_rate(op, lr);
         self.config.lr = lr;
     }
 }

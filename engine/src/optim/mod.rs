@@ -34,6 +34,6 @@ mod warmup;
 pub use adam::{Adam, AdamConfig, AdamW};
 pub use clip::clip_grad_norm;
 pub use grad_scaler::{GradScaler, GradScalerConfig};
-pub use optimizer::{Optimizer, check_parameters};
+pub use optimizer::{Optimizer, check_learning_rate, check_parameters};
 pub use sgd::{Sgd, SgdConfig};
 pub use warmup::LinearWarmup;

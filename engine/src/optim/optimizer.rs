@@ -27,7 +27,10 @@ pub trait Optimizer {
     /// The current learning rate.
     fn lr(&self) -> f32;
 
-    /// Changes the learning rate, as a schedule does between steps.
+    /// Changes the learning rate, as a schedule does between steps. An implementation
+    /// refuses a rate its constructor would refuse (negative, infinite or NaN), with
+    /// [`check_learning_rate`]: a NaN rate would otherwise turn every parameter into NaN
+    /// at the next step.
     fn set_lr(&mut self, lr: f32);
 }
 
@@ -84,6 +87,20 @@ pub fn check_parameters(op: &str, params: &[Tensor]) {
             });
         }
     }
+}
+
+/// The check every optimizer makes on a learning rate, in its constructor and in
+/// [`Optimizer::set_lr`]: finite and at least 0. Call it from an optimizer of your own,
+/// with the method's name as `op`.
+///
+/// ```should_panic
+/// use engine::optim::check_learning_rate;
+/// // MyOptimizer::set_lr: lr must be finite and ≥ 0, found NaN
+/// check_learning_rate("MyOptimizer::set_lr", f32::NAN);
+/// ```
+#[track_caller]
+pub fn check_learning_rate(op: &str, lr: f32) {
+    check_non_negative(op, "lr", lr);
 }
 
 /// Checks that a hyper-parameter is finite and at least zero.

@@ -1,6 +1,8 @@
 //! [`Sgd`]: stochastic gradient descent with momentum and weight decay.
 
-use super::optimizer::{Optimizer, check_non_negative, check_parameters};
+use super::optimizer::{
+    Optimizer, check_learning_rate, check_non_negative, check_parameters,
+};
 use crate::check;
 use crate::grad_mode::no_grad;
 use crate::tensor::Tensor;
@@ -67,7 +69,7 @@ impl Sgd {
     pub fn new(params: Vec<Tensor>, config: SgdConfig) -> Sgd {
         let op = "Sgd::new";
         check_parameters(op, &params);
-        check_non_negative(op, "lr", config.lr);
+        check_learning_rate(op, config.lr);
         check_non_negative(op, "momentum", config.momentum);
         check_non_negative(op, "weight_decay", config.weight_decay);
         check::ensure(config.dampening.is_finite(), op, || {
@@ -136,7 +138,7 @@ impl Optimizer for Sgd {
 
     #[track_caller]
     fn set_lr(&mut self, lr: f32) {
-        check_non_negative("Sgd::set_lr", "lr", lr);
+        check_learning_rate("Sgd::set_lr", lr);
         self.config.lr = lr;
     }
 }

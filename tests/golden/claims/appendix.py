@@ -64,6 +64,9 @@ rec.value("randn_seed_0", "torch.randn(3)", show=lambda t: ", ".join(f"{v:.4f}" 
 # --- Activations and dropout.
 rec.setup("import torch", "from torch import nn", SIGNATURE)
 rec.value("gelu_default", "nn.GELU().approximate", show=repr)
+rec.setup("import torch", "x = torch.tensor([float('nan'), -0.0, -1.0, 2.0], requires_grad=True)")
+rec.value("relu_nan_forward", "torch.relu(x)", show=values)
+rec.value("relu_nan_grad", "torch.autograd.grad(torch.relu(x), x, torch.full((4,), 3.0))[0]", show=values)
 rec.setup("import torch", "import torch.nn.functional as F")
 rec.value("dropout_values", "F.dropout(torch.ones(1000), 0.5, True).unique()", show=values)
 
@@ -221,6 +224,17 @@ rec.value(
     "bool((w.grad == torch.tensor([3.0, 4.0]) * (1.0 / (5.0 + 1e-6))).all())",
     show=str,
 )
+rec.setup("import torch", "p = torch.nn.Parameter(torch.ones(2))")
+rec.error("adam_nan_lr", "torch.optim.Adam([p], lr=float('nan'))")
+rec.setup(
+    "import torch",
+    "p = torch.nn.Parameter(torch.ones(2))",
+    "opt = torch.optim.Adam([p], lr=0.1)",
+    "opt.param_groups[0]['lr'] = float('nan')",
+    "p.sum().backward()",
+    "opt.step()",
+)
+rec.value("adam_nan_lr_after_the_fact", "p.detach()", show=values)
 rec.setup("import torch", SIGNATURE)
 rec.value("linear_lr_start_factor", "sig(torch.optim.lr_scheduler.LinearLR, 'start_factor')")
 
