@@ -288,9 +288,15 @@ impl Checkpoint {
         info.config.validate().map_err(|e| {
             corrupt(format!("the `{INFO_KEY}` metadata entry's config: {e}"))
         })?;
+        // Nor is a config whose model no file of this size could hold, before anyone
+        // builds that model to load the weights into.
+        let tensors: StateDict = entries.into_iter().collect();
+        fits_the_weights(&info.config, &tensors).map_err(|e| {
+            corrupt(format!("the `{INFO_KEY}` metadata entry's config: {e}"))
+        })?;
         Ok(Checkpoint {
             path,
-            tensors: entries.into_iter().collect(),
+            tensors,
             info,
         })
     }
@@ -399,7 +405,12 @@ impl Checkpoint {
             let (m, v) = (moment("m"), moment("v"));
             state.push((counts[i], m, v));
         }
-        if !problems.missing.is_empty() || !problems.mismatched.is_empty() {
+        // As for the weights, a moment the model has no parameter for is refused.
+        problems.unexpected = unexpected_moments(&self.tensors, &params);
+        if !problems.missing.is_empty()
+            || !problems.mismatched.is_empty()
+            || !problems.unexpected.is_empty()
+        {
             return Err(CheckpointError::DoesNotFit {
                 path: self.path.clone(),
                 problems,
@@ -411,4 +422,58 @@ impl Checkpoint {
         Ok(trainer)
     }
     // ANCHOR_END: resume
+}
+
+/// Checks that the model `config` describes is no larger than the weights stored
+/// under `model.`: its largest weight matrix (whatever the attention) holds no more
+/// numbers than all of them together. A config that lies about the sizes is refused
+/// before a model of its sizes is allocated, while a file missing a tensor or two still
+/// reaches `load_state_dict`, whose message names them.
+fn fits_the_weights(config: &TrainConfig, tensors: &StateDict) -> Result<(), String> {
+    let c = config.model();
+    let (e, h) = (c.embed_size, c.num_hiddens);
+    let three_h = h.checked_mul(3);
+    let largest = [
+        c.src_vocab.checked_mul(e),
+        c.tgt_vocab.checked_mul(e),
+        c.tgt_vocab.checked_mul(h),
+        // The decoder's GRU reads the embedding and the context: [3H, E + H].
+        e.checked_add(h)
+            .zip(three_h)
+            .and_then(|(a, b)| a.checked_mul(b)),
+    ]
+    .into_iter()
+    .try_fold(0, |m, n| n.map(|n| n.max(m)));
+    let stored: usize = tensors
+        .iter()
+        .filter(|(n, _)| n.starts_with("model."))
+        .map(|(_, t)| t.numel())
+        .sum();
+    match largest {
+        Some(n) if n <= stored => Ok(()),
+        _ => Err(format!(
+            "embed_size {e} and num_hiddens {h} make a weight matrix of {} numbers, \
+             and the file holds {stored} weights in all",
+            largest.map_or("more than usize::MAX".to_string(), |n| n.to_string())
+        )),
+    }
+}
+
+/// The `adam.m.` and `adam.v.` tensors of `tensors` that are not the moments of one of
+/// `params`.
+pub(crate) fn unexpected_moments(
+    tensors: &StateDict,
+    params: &[(String, Tensor)],
+) -> Vec<String> {
+    tensors
+        .names()
+        .filter(|n| n.starts_with("adam."))
+        .filter(|n| {
+            !params.iter().any(|(p, _)| {
+                [n.strip_prefix("adam.m."), n.strip_prefix("adam.v.")]
+                    .contains(&Some(p))
+            })
+        })
+        .map(str::to_string)
+        .collect()
 }
