@@ -32,6 +32,48 @@ pub struct LmConfig {
 // ANCHOR_END: config
 
 impl LmConfig {
+    /// Whether a model can be built from these sizes: every size at least 1, the
+    /// width divisible by the heads, the dropout a probability. The error names the
+    /// first field that is wrong, with its value; [`CharLm::new`] panics on such a
+    /// config, so a config read from a file is checked here first.
+    ///
+    /// ```
+    /// use chapter16::lm::LmConfig;
+    /// let c = chapter16::lm_train::LmTrainConfig::chapter(65).model;
+    /// assert_eq!(c.validate(), Ok(()));
+    /// let odd = LmConfig { num_heads: 3, ..c };
+    /// assert_eq!(
+    ///     odd.validate(),
+    ///     Err("num_hiddens 128 is not divisible by num_heads 3".to_string())
+    /// );
+    /// ```
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, value) in [
+            ("vocab", self.vocab),
+            ("num_hiddens", self.num_hiddens),
+            ("num_heads", self.num_heads),
+            ("ffn_num_hiddens", self.ffn_num_hiddens),
+            ("block_size", self.block_size),
+        ] {
+            if value == 0 {
+                return Err(format!("{name} is 0, the model needs at least 1"));
+            }
+        }
+        if !self.num_hiddens.is_multiple_of(self.num_heads) {
+            return Err(format!(
+                "num_hiddens {} is not divisible by num_heads {}",
+                self.num_hiddens, self.num_heads
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.dropout) {
+            return Err(format!(
+                "dropout is {}, it must be a probability in [0, 1]",
+                self.dropout
+            ));
+        }
+        Ok(())
+    }
+
     fn layer(&self) -> TransformerLayerConfig {
         TransformerLayerConfig {
             num_hiddens: self.num_hiddens,

@@ -263,6 +263,22 @@ pub fn resume_lm(path: &Path, corpus: Corpus) -> Result<LmTrainer, CheckpointErr
     let (tensors, json) = store::read(path, INFO_KEY)?;
     let info: LmCheckpointInfo = serde_json::from_str(&json)
         .map_err(|e| corrupt(format!("the `{INFO_KEY}` metadata entry: {e}")))?;
+    // The model is built from the stored sizes before any tensor is checked
+    // against it: sizes that no model has, or that the file's weights cannot
+    // fill, are refused first.
+    let model_config = format!("the `{INFO_KEY}` metadata entry's model");
+    info.config
+        .model
+        .validate()
+        .and_then(|()| fits_the_weights(&info.config.model, &tensors))
+        .map_err(|e| corrupt(format!("{model_config}: {e}")))?;
+    if info.config.model.vocab != corpus.vocab.len() {
+        return Err(corrupt(format!(
+            "{model_config} reads {} characters, the corpus has {}",
+            info.config.model.vocab,
+            corpus.vocab.len()
+        )));
+    }
     let mut trainer = LmTrainer::new(info.config, corpus);
     let does_not_fit = |problems: LoadError| CheckpointError::DoesNotFit {
         path: path.to_path_buf(),
@@ -305,7 +321,22 @@ pub fn resume_lm(path: &Path, corpus: Corpus) -> Result<LmTrainer, CheckpointErr
         let (m, v) = (moment("m"), moment("v"));
         state.push((count, m, v));
     }
-    if !problems.missing.is_empty() || !problems.mismatched.is_empty() {
+    // A moment of no parameter is refused, as a weight of no parameter is.
+    problems.unexpected = tensors
+        .names()
+        .filter(|n| n.starts_with("adam."))
+        .filter(|n| {
+            !params.iter().any(|(p, _)| {
+                [n.strip_prefix("adam.m."), n.strip_prefix("adam.v.")]
+                    .contains(&Some(p))
+            })
+        })
+        .map(str::to_string)
+        .collect();
+    if !problems.missing.is_empty()
+        || !problems.mismatched.is_empty()
+        || !problems.unexpected.is_empty()
+    {
         return Err(does_not_fit(problems));
     }
     trainer.optimizer.set_state(state);
@@ -314,3 +345,38 @@ pub fn resume_lm(path: &Path, corpus: Corpus) -> Result<LmTrainer, CheckpointErr
     Ok(trainer)
 }
 // ANCHOR_END: resume
+
+/// Checks that the model `config` describes is no larger than the weights stored
+/// under `model.`: its largest matrix holds no more numbers than all of them, nor do
+/// the layers' largest matrices together, and there are no more layers than tensors.
+/// A config that lies about the sizes is refused before a model of its sizes is
+/// allocated; a file missing a tensor or two still reaches `load_state_dict`, whose
+/// message names them.
+fn fits_the_weights(config: &LmConfig, tensors: &StateDict) -> Result<(), String> {
+    let c = config;
+    let d = c.num_hiddens;
+    let per_layer = d.checked_mul(d.max(c.ffn_num_hiddens));
+    let largest = [
+        c.vocab.checked_mul(d),
+        c.block_size.checked_mul(d),
+        per_layer,
+        per_layer.and_then(|n| n.checked_mul(c.num_layers)),
+    ]
+    .into_iter()
+    .try_fold(0, |m, n| n.map(|n| n.max(m)));
+    let model = || tensors.iter().filter(|(n, _)| n.starts_with("model."));
+    let (stored, count) = (model().map(|(_, t)| t.numel()).sum(), model().count());
+    match largest {
+        Some(n) if n <= stored && c.num_layers <= count => Ok(()),
+        _ => Err(format!(
+            "vocab {}, num_hiddens {d}, ffn_num_hiddens {}, block_size {} and \
+             num_layers {} need at least {} numbers, and the file holds {stored} \
+             weights in {count} tensors",
+            c.vocab,
+            c.ffn_num_hiddens,
+            c.block_size,
+            c.num_layers,
+            largest.map_or("more than usize::MAX".to_string(), |n| n.to_string())
+        )),
+    }
+}
