@@ -459,9 +459,10 @@ fn fits_the_weights(config: &TrainConfig, tensors: &StateDict) -> Result<(), Str
     }
 }
 
-/// The `adam.m.` and `adam.v.` tensors of `tensors` that are not the moments of one of
-/// `params`.
-pub(crate) fn unexpected_moments(
+/// The names of the `adam.m.` and `adam.v.` tensors of `tensors` that are not the
+/// moments of one of `params` (named as the model's `named_parameters()` names them):
+/// what a resume refuses, as `load_state_dict` refuses a weight of no parameter.
+pub fn unexpected_moments(
     tensors: &StateDict,
     params: &[(String, Tensor)],
 ) -> Vec<String> {

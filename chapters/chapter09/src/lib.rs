@@ -47,6 +47,7 @@ pub use cache::{
 };
 pub use checkpoint::{
     Checkpoint, CheckpointError, CheckpointInfo, save_checkpoint, save_weights,
+    unexpected_moments,
 };
 pub use data::{
     BOS, Batch, EOS, PAD, Split, SplitMix64, Vocab, number_to_words, source_tokens,

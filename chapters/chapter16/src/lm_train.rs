@@ -5,7 +5,9 @@
 use std::path::Path;
 
 use attention::prelude::*;
-use chapter09::{CheckpointError, ResumableAdam, SplitMix64, TrainConfig};
+use chapter09::{
+    CheckpointError, ResumableAdam, SplitMix64, TrainConfig, unexpected_moments,
+};
 use engine::nn::LoadError;
 use engine::optim::{AdamConfig, clip_grad_norm};
 use serde::{Deserialize, Serialize};
@@ -322,17 +324,7 @@ pub fn resume_lm(path: &Path, corpus: Corpus) -> Result<LmTrainer, CheckpointErr
         state.push((count, m, v));
     }
     // A moment of no parameter is refused, as a weight of no parameter is.
-    problems.unexpected = tensors
-        .names()
-        .filter(|n| n.starts_with("adam."))
-        .filter(|n| {
-            !params.iter().any(|(p, _)| {
-                [n.strip_prefix("adam.m."), n.strip_prefix("adam.v.")]
-                    .contains(&Some(p))
-            })
-        })
-        .map(str::to_string)
-        .collect();
+    problems.unexpected = unexpected_moments(&tensors, &params);
     if !problems.missing.is_empty()
         || !problems.mismatched.is_empty()
         || !problems.unexpected.is_empty()
