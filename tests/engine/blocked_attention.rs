@@ -457,3 +457,73 @@ fn mistakes_are_named() {
     });
     assert!(message.contains("rank 3"), "{message}");
 }
+
+#[test]
+fn plain_matrices_take_lengths_with_no_leading_dimension() {
+    // Rank 2: no batch at all, so the lengths have no dimension ([] one for all the
+    // queries, [Q] one per query), as the leading dimensions of the queries are [].
+    let (q, k, v) = (randn(&[3, 4], 41), randn(&[5, 4], 42), randn(&[5, 2], 43));
+    let scale = 0.5;
+    for (lengths, keep) in [
+        (Tensor::scalar(2.0), vec![1.0, 1.0, 0.0, 0.0, 0.0].repeat(3)),
+        (
+            Tensor::from_vec(vec![1.0, 3.0, 5.0], [3]),
+            [
+                [1.0, 0.0, 0.0, 0.0, 0.0],
+                [1.0, 1.0, 1.0, 0.0, 0.0],
+                [1.0; 5],
+            ]
+            .concat(),
+        ),
+    ] {
+        let options = BlockedAttentionOptions {
+            scale: Some(scale),
+            lengths: Some(lengths.clone()),
+            block: 2,
+            ..Default::default()
+        };
+        let got = q.blocked_attention(&k, &v, &options);
+        let want = full_attention(&q, &k, &v, scale, &Tensor::from_vec(keep, [3, 5]));
+        assert_eq!(got.shape(), &[3, 2]);
+        assert!(worst(&got, &want) < 1e-6, "lengths {lengths:?}");
+    }
+}
+
+#[test]
+fn a_scale_that_is_not_finite_and_positive_and_a_rank_below_two_are_refused() {
+    let (q, k, v) = (
+        randn(&[1, 3, 4], 44),
+        randn(&[1, 5, 4], 45),
+        randn(&[1, 5, 2], 46),
+    );
+    for scale in [f32::INFINITY, 0.0, -1.0, f32::NAN] {
+        let message = panic_message(|| {
+            let options = BlockedAttentionOptions {
+                scale: Some(scale),
+                ..Default::default()
+            };
+            q.blocked_attention(&k, &v, &options);
+        });
+        assert_eq!(
+            message,
+            format!(
+                "blocked_attention: the scale must be finite and greater than 0, found {scale}"
+            )
+        );
+    }
+    let vector = Tensor::ones([4]);
+    for (i, inputs) in [[&vector, &k, &v], [&q, &vector, &v], [&q, &k, &vector]]
+        .into_iter()
+        .enumerate()
+    {
+        let message = panic_message(|| {
+            inputs[0].blocked_attention(inputs[1], inputs[2], &Default::default());
+        });
+        assert!(
+            message.starts_with(
+                "blocked_attention: queries, keys and values need shape [..., entries, features]"
+            ),
+            "input {i} of rank 1: {message}"
+        );
+    }
+}

@@ -159,3 +159,15 @@ fn mistakes_are_refused() {
     scaler.step(&mut opt);
     scaler.update();
 }
+
+#[test]
+fn the_settings_read_back_as_they_were_given() {
+    let config = GradScalerConfig {
+        init_scale: 1024.0,
+        growth_factor: 3.0,
+        backoff_factor: 0.25,
+        growth_interval: 7,
+        enabled: false,
+    };
+    assert_eq!(GradScaler::new(config).config(), config);
+}
