@@ -511,6 +511,22 @@ fn a_scale_that_is_not_finite_and_positive_and_a_rank_below_two_are_refused() {
             )
         );
     }
+    let message = panic_message(|| {
+        q.blocked_attention(&k, &Tensor::zeros([2, 5, 2]), &Default::default());
+    });
+    assert!(
+        message.contains("leading dimensions") && message.contains("([1], [1], [2])"),
+        "values alone with other leading dimensions: {message}"
+    );
+    let message = panic_message(|| {
+        let (q, k) = (Tensor::zeros([1, 3, 0]), Tensor::zeros([1, 5, 0]));
+        q.blocked_attention(&k, &v, &Default::default());
+    });
+    assert!(
+        message.contains("the same number of features d ≥ 1")
+            && message.contains("found 0 and 0"),
+        "no features: {message}"
+    );
     let vector = Tensor::ones([4]);
     for (i, inputs) in [[&vector, &k, &v], [&q, &vector, &v], [&q, &k, &vector]]
         .into_iter()
