@@ -4,6 +4,19 @@
 //! Every kernel binds, in order: `params` (binding 0, a read-only `array<u32>`), its
 //! inputs (bindings 1, 2, …, read-only `array<f32>` or `array<u32>`), and its output
 //! (the last binding, `read_write`). The WGSL sources follow that convention.
+//!
+//! A launch is only queued, except a kernel's first, which waits until it has run.
+//! lavapipe, Mesa's Vulkan driver that runs on the CPU (the one the tests use), compiles
+//! a compute kernel to machine code with LLVM when the kernel first runs, on the thread
+//! that executes the queue, not in `create_compute_pipeline`. A program whose last ops
+//! queue a kernel that has not run before and then end (a doctest that moves a layer to
+//! the GPU, runs it once and checks only the result's device) would exit while that
+//! thread is still inside LLVM: `exit` runs the static destructors of LLVM's library
+//! under it, and the process dies of SIGSEGV, SIGABRT or SIGBUS after `main` succeeded.
+//! Waiting at exit instead cannot be done from Rust: an `atexit` handler runs after the
+//! exiting thread's thread-locals are destroyed, and wgpu's `poll` uses them in a debug
+//! build (its lock-order checks), so the wait panics there and never happens. The wait
+//! costs one round trip per kernel and process, where compiling the kernel costs far more.
 
 use std::sync::Arc;
 
@@ -52,12 +65,13 @@ impl<'a> Kernel<'a> {
 }
 
 impl Context {
-    /// The compiled pipeline of `kernel`, compiling it on first use. A source that
-    /// does not compile is a bug in the engine, reported with wgpu's explanation.
-    fn pipeline(&self, kernel: &Kernel) -> Arc<wgpu::ComputePipeline> {
+    /// The compiled pipeline of `kernel`, compiling it on first use, and whether it was
+    /// compiled by this call. A source that does not compile is a bug in the engine,
+    /// reported with wgpu's explanation.
+    fn pipeline(&self, kernel: &Kernel) -> (Arc<wgpu::ComputePipeline>, bool) {
         let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(found) = cache.get(kernel.name) {
-            return Arc::clone(found);
+            return (Arc::clone(found), false);
         }
         let body = match &kernel.source {
             Source::Fixed(text) => (*text).to_string(),
@@ -89,7 +103,7 @@ impl Context {
         }
         let pipeline = Arc::new(pipeline);
         cache.insert(kernel.name.to_string(), Arc::clone(&pipeline));
-        pipeline
+        (pipeline, true)
     }
 }
 
@@ -110,7 +124,7 @@ pub(crate) fn launch(
         return;
     }
     let ctx = &gpu.0;
-    let pipeline = ctx.pipeline(kernel);
+    let (pipeline, first_launch) = ctx.pipeline(kernel);
     // An empty array cannot be bound: a kernel without parameters still gets one
     // word.
     let words: &[u32] = if params.is_empty() { &[0] } else { params };
@@ -144,6 +158,11 @@ pub(crate) fn launch(
         pass.dispatch_workgroups(groups.0, groups.1, groups.2);
     }
     ctx.queue.submit([encoder.finish()]);
+    if first_launch {
+        // Waited for, once per kernel: a driver may compile a kernel only when it
+        // first runs, on a thread of its own (see the module's documentation).
+        ctx.wait();
+    }
     ctx.check_errors(op);
 }
 // ANCHOR_END: launch
