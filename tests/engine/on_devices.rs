@@ -199,6 +199,20 @@ fn a_large_product_uses_the_large_tile() {
 }
 
 #[test]
+fn a_batch_of_more_matrices_than_one_launch_holds() {
+    // A launch holds at most 65,535 workgroups along z, one matrix each: 70,000 matrices
+    // take two launches, forward and in both gradients (dA = dC·Bᵀ, dB = Aᵀ·dC). Splits
+    // along the rows and columns are tested on small products with a smaller limit, in
+    // the engine's `gpu/kernels.rs` (a real one needs 8,400,000 rows, slow on lavapipe).
+    binary_case(
+        "bmm of 70,000",
+        &[70_000, 2, 3],
+        &[70_000, 3, 2],
+        Tensor::bmm,
+    );
+}
+
+#[test]
 fn layout_ops() {
     let shape = [2, 3, 4];
     unary_case("reshape", &shape, |x| x.reshape([4, 6]) * 2.0);

@@ -3,7 +3,7 @@
 //! in `shaders/`, one file per kernel, with `shaders/common.wgsl` prepended to each.
 
 use super::buffer::GpuBuffer;
-use super::launch::{GROUP, Kernel, grid, launch};
+use super::launch::{GROUP, Kernel, MAX_GROUPS_PER_DIM, grid, launch, spans};
 use crate::activation::Activation;
 use crate::ops::elementwise_fn::{BinaryFn, UnaryFn};
 
@@ -370,10 +370,12 @@ pub(crate) fn matmul(
     b: &GpuBuffer,
     dims: MatmulDims,
 ) -> GpuBuffer {
-    matmul_tiled(op, a, b, dims, Tiling::for_size(&dims))
+    matmul_tiled(op, a, b, dims, Tiling::for_size(&dims), MAX_GROUPS_PER_DIM)
 }
 
-/// The batched matrix product with a given tiling (tests run both on small sizes).
+/// The batched matrix product with a given tiling, in launches of at most `max_per_dim`
+/// workgroups along each dimension (the tests below run both tilings, and limits small
+/// enough to split small products).
 #[track_caller]
 pub(crate) fn matmul_tiled(
     op: &str,
@@ -381,6 +383,7 @@ pub(crate) fn matmul_tiled(
     b: &GpuBuffer,
     dims: MatmulDims,
     tiling: Tiling,
+    max_per_dim: usize,
 ) -> GpuBuffer {
     let gpu = a.gpu();
     let out = GpuBuffer::uninit(gpu, op, dims.batch * dims.m * dims.n);
@@ -396,30 +399,41 @@ pub(crate) fn matmul_tiled(
             .replace("BK_TIMES_BN", &(bk * tile).to_string())
     };
     let kernel = Kernel::made(&name, &source);
-    let params = [
-        dims.m as u32,
-        dims.n as u32,
-        dims.k as u32,
-        dims.a_batch_stride as u32,
-        dims.b_batch_stride as u32,
-        u32::from(dims.a_transposed),
-        u32::from(dims.b_transposed),
-    ];
-    let groups = (
-        dims.n.div_ceil(tile) as u32,
-        dims.m.div_ceil(tile) as u32,
-        dims.batch as u32,
-    );
-    // With k = 0 the kernel's loop over k runs no step and writes zeros, as it should.
-    launch(
-        gpu,
-        op,
-        &kernel,
-        &params,
-        &[a.raw(), b.raw()],
-        out.raw(),
-        groups,
-    );
+    // One workgroup per tile: the column tiles along x, the row tiles along y, the
+    // matrices along z. A launch holds at most 65,535 workgroups along each, so a batch
+    // of more matrices (a large batch times its heads) or a side of more tiles takes
+    // several launches, each told where its first workgroup starts.
+    let max = max_per_dim;
+    for (first_matrix, matrices) in spans(dims.batch, max) {
+        for (first_row_tile, row_tiles) in spans(dims.m.div_ceil(tile), max) {
+            for (first_col_tile, col_tiles) in spans(dims.n.div_ceil(tile), max) {
+                let params = [
+                    dims.m as u32,
+                    dims.n as u32,
+                    dims.k as u32,
+                    dims.a_batch_stride as u32,
+                    dims.b_batch_stride as u32,
+                    u32::from(dims.a_transposed),
+                    u32::from(dims.b_transposed),
+                    first_col_tile as u32,
+                    first_row_tile as u32,
+                    first_matrix as u32,
+                ];
+                let groups = (col_tiles as u32, row_tiles as u32, matrices as u32);
+                // With k = 0 the kernel's loop over k runs no step and writes zeros, as
+                // it should.
+                launch(
+                    gpu,
+                    op,
+                    &kernel,
+                    &params,
+                    &[a.raw(), b.raw()],
+                    out.raw(),
+                    groups,
+                );
+            }
+        }
+    }
     out
 }
 
@@ -568,4 +582,99 @@ pub(crate) fn additive(
         grid(n),
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The process's GPU; a machine without one fails these tests, unless
+    /// `ENGINE_GPU_TESTS=skip` opts out (as in `tests/devices/harness.rs`).
+    fn test_gpu() -> Option<crate::gpu::Gpu> {
+        match crate::gpu::open() {
+            Ok(gpu) => Some(gpu),
+            Err(e) if std::env::var("ENGINE_GPU_TESTS").as_deref() == Ok("skip") => {
+                eprintln!("GPU TESTS SKIPPED (ENGINE_GPU_TESTS=skip): {e}");
+                None
+            }
+            Err(e) => panic!(
+                "the engine was built with its wgpu feature, so these tests need a GPU adapter:\n{e}"
+            ),
+        }
+    }
+
+    /// `out[b] = A[b] · B[b]` by the definition, on the host.
+    fn product(a: &[f32], b: &[f32], d: &MatmulDims) -> Vec<f32> {
+        let mut out = vec![0.0; d.batch * d.m * d.n];
+        for p in 0..d.batch {
+            for i in 0..d.m {
+                for j in 0..d.n {
+                    let mut sum = 0.0;
+                    for l in 0..d.k {
+                        let x = if d.a_transposed {
+                            l * d.m + i
+                        } else {
+                            i * d.k + l
+                        };
+                        let y = if d.b_transposed {
+                            j * d.k + l
+                        } else {
+                            l * d.n + j
+                        };
+                        sum +=
+                            a[p * d.a_batch_stride + x] * b[p * d.b_batch_stride + y];
+                    }
+                    out[(p * d.m + i) * d.n + j] = sum;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn products_split_over_several_launches_along_every_dimension_are_exact() {
+        let Some(gpu) = test_gpu() else { return };
+        // 70 rows and 150 columns are 2 × 3 tiles of 64 (1 × 2 of 128): with at most 1, 2
+        // or 3 workgroups per dimension and launch, the matrices, the row tiles and the
+        // column tiles are each cut into several launches.
+        let (batch, m, n, k) = (5, 70, 150, 9);
+        for (a_t, b_t, shared_b) in [
+            (false, false, false),
+            (true, false, false),
+            (false, true, true),
+            (true, true, false),
+        ] {
+            let dims = MatmulDims {
+                batch,
+                m,
+                n,
+                k,
+                a_batch_stride: m * k,
+                b_batch_stride: if shared_b { 0 } else { k * n },
+                a_transposed: a_t,
+                b_transposed: b_t,
+            };
+            let a: Vec<f32> = (0..batch * m * k)
+                .map(|i| ((i * 7) % 13) as f32 - 6.0)
+                .collect();
+            let b_len = if shared_b { k * n } else { batch * k * n };
+            let b: Vec<f32> =
+                (0..b_len).map(|i| ((i * 5) % 11) as f32 - 5.0).collect();
+            let expected = product(&a, &b, &dims);
+            let a = GpuBuffer::upload(&gpu, "matmul", &a);
+            let b = GpuBuffer::upload(&gpu, "matmul", &b);
+            for tiling in [Tiling::Tile64, Tiling::Tile128] {
+                for max_per_dim in [1, 2, 3, MAX_GROUPS_PER_DIM] {
+                    let got =
+                        matmul_tiled("matmul", &a, &b, dims, tiling, max_per_dim)
+                            .read();
+                    // Small whole numbers: every sum is exact in f32.
+                    assert_eq!(
+                        got, expected,
+                        "{dims:?}, {tiling:?}, at most {max_per_dim} workgroups per dimension"
+                    );
+                }
+            }
+        }
+    }
 }

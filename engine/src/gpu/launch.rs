@@ -167,15 +167,36 @@ pub(crate) fn launch(
 }
 // ANCHOR_END: launch
 
+/// The most workgroups one launch may have along each of x, y and z: WebGPU's default
+/// limit, which every adapter offers.
+pub(crate) const MAX_GROUPS_PER_DIM: usize = 65_535;
+
 /// Workgroups of [`GROUP`] threads for `n` threads in all, spread over as few rows
-/// (y) as keep each row within the limit of 65,535 workgroups, the rows as even as
-/// can be (so at most y − 1 workgroups are spare). Kernels recover the thread's index
-/// with the `flat_index` function of `shaders/common.wgsl`.
+/// (y) as keep each row within the limit of [`MAX_GROUPS_PER_DIM`] workgroups, the
+/// rows as even as can be (so at most y − 1 workgroups are spare). Kernels recover the
+/// thread's index with the `flat_index` function of `shaders/common.wgsl`.
 pub(crate) fn grid(n: usize) -> (u32, u32, u32) {
     let groups = n.div_ceil(GROUP as usize);
-    let y = groups.div_ceil(65_535).max(1);
+    let y = groups.div_ceil(MAX_GROUPS_PER_DIM).max(1);
     let x = groups.div_ceil(y);
     (x as u32, y as u32, 1)
+}
+
+/// `0..total` cut into consecutive spans of at most `max`, as `(first, count)`: the
+/// launches a kernel needs along a dimension that may hold more than one launch's
+/// workgroups (the matrices of a batched product, the tiles along a long side). None
+/// when `total` is 0.
+pub(crate) fn spans(
+    total: usize,
+    max: usize,
+) -> impl Iterator<Item = (usize, usize)> {
+    assert!(
+        max > 0,
+        "a launch holds at least one workgroup along a dimension"
+    );
+    (0..total)
+        .step_by(max)
+        .map(move |first| (first, max.min(total - first)))
 }
 
 #[cfg(test)]
@@ -195,5 +216,22 @@ mod tests {
             );
         }
         assert_eq!(grid(65_536 * 256), (32_768, 2, 1));
+    }
+
+    #[test]
+    fn spans_cover_every_index_once_in_order_within_the_limit() {
+        assert_eq!(spans(0, 3).count(), 0);
+        assert_eq!(spans(3, 3).collect::<Vec<_>>(), [(0, 3)]);
+        assert_eq!(spans(7, 3).collect::<Vec<_>>(), [(0, 3), (3, 3), (6, 1)]);
+        for (total, max) in [(1, 1), (70_000, MAX_GROUPS_PER_DIM), (131_071, 65_535)]
+        {
+            let mut next = 0;
+            for (first, count) in spans(total, max) {
+                assert_eq!(first, next, "{total} by {max}: a gap or an overlap");
+                assert!(0 < count && count <= max, "{total} by {max}: {count}");
+                next = first + count;
+            }
+            assert_eq!(next, total, "{total} by {max}: not covered");
+        }
     }
 }

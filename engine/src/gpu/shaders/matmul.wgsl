@@ -10,8 +10,10 @@
 //
 // A is read as [M, K] (or stored [K, M] when a_t = 1), B as [K, N] (or stored [N, K]
 // when b_t = 1): the transposed forms the derivatives of matmul use, without a copy.
-// A batch stride of 0 reuses one matrix for every batch (a [K, N] weight). params:
-// [M, N, K, a_batch_stride, b_batch_stride, a_t, b_t]
+// A batch stride of 0 reuses one matrix for every batch (a [K, N] weight). A launch
+// holds at most 65,535 workgroups along each dimension, so a large product takes several
+// launches; each is told its first column tile, row tile and matrix. params:
+// [M, N, K, a_batch_stride, b_batch_stride, a_t, b_t, first_x, first_y, first_z]
 
 // ANCHOR: bindings
 @group(0) @binding(0) var<storage, read> params: array<u32>;
@@ -38,12 +40,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     let M = params[0];
     let N = params[1];
     let K = params[2];
-    let a_base = wid.z * params[3];
-    let b_base = wid.z * params[4];
+    let matrix = params[9] + wid.z;
+    let a_base = matrix * params[3];
+    let b_base = matrix * params[4];
     let a_t = params[5] == 1u;
     let b_t = params[6] == 1u;
-    let row0 = wid.y * BM;
-    let col0 = wid.x * BN;
+    let row0 = (params[8] + wid.y) * BM;
+    let col0 = (params[7] + wid.x) * BN;
     let thread = lid.y * 16u + lid.x;
 
     var acc: array<f32, TM_TIMES_TN>;
@@ -117,7 +120,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>,
     // ANCHOR_END: compute
 
     // ANCHOR: write
-    let out_base = wid.z * M * N;
+    let out_base = matrix * M * N;
     for (var i = 0u; i < TM; i++) {
         let m = row0 + lid.y + 16u * i;
         for (var j = 0u; j < TN; j++) {
