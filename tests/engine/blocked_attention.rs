@@ -487,6 +487,28 @@ fn plain_matrices_take_lengths_with_no_leading_dimension() {
         assert_eq!(got.shape(), &[3, 2]);
         assert!(worst(&got, &want) < 1e-6, "lengths {lengths:?}");
     }
+    // And keep masks of rank 2: [1, K] for every query, or [Q, K].
+    let shared = vec![1.0, 0.0, 1.0, 0.0, 1.0];
+    let per_query = [
+        [0.0, 1.0, 0.0, 0.0, 0.0],
+        [1.0; 5],
+        [0.0, 0.0, 0.0, 1.0, 1.0],
+    ]
+    .concat();
+    for (keep, full) in [
+        (Tensor::from_vec(shared.clone(), [1, 5]), shared.repeat(3)),
+        (Tensor::from_vec(per_query.clone(), [3, 5]), per_query),
+    ] {
+        let options = BlockedAttentionOptions {
+            scale: Some(scale),
+            keep: Some(keep.clone()),
+            block: 2,
+            ..Default::default()
+        };
+        let got = q.blocked_attention(&k, &v, &options);
+        let want = full_attention(&q, &k, &v, scale, &Tensor::from_vec(full, [3, 5]));
+        assert!(worst(&got, &want) < 1e-6, "keep {keep:?}");
+    }
 }
 
 #[test]
@@ -526,6 +548,13 @@ fn a_scale_that_is_not_finite_and_positive_and_a_rank_below_two_are_refused() {
         message.contains("the same number of features d ≥ 1")
             && message.contains("found 0 and 0"),
         "no features: {message}"
+    );
+    let message = panic_message(|| {
+        q.blocked_attention(&k, &Tensor::zeros([1, 5, 0]), &Default::default());
+    });
+    assert_eq!(
+        message,
+        "blocked_attention: values [1, 5, 0] have no features (dv = 0)"
     );
     let vector = Tensor::ones([4]);
     for (i, inputs) in [[&vector, &k, &v], [&q, &vector, &v], [&q, &k, &vector]]
