@@ -465,7 +465,7 @@ fn plain_matrices_take_lengths_with_no_leading_dimension() {
     let (q, k, v) = (randn(&[3, 4], 41), randn(&[5, 4], 42), randn(&[5, 2], 43));
     let scale = 0.5;
     for (lengths, keep) in [
-        (Tensor::scalar(2.0), vec![1.0, 1.0, 0.0, 0.0, 0.0].repeat(3)),
+        (Tensor::scalar(2.0), [1.0, 1.0, 0.0, 0.0, 0.0].repeat(3)),
         (
             Tensor::from_vec(vec![1.0, 3.0, 5.0], [3]),
             [
