@@ -139,22 +139,81 @@ fn every_path_gives_the_bits_of_the_portable_path() {
     }
 }
 
+/// A digest of every bit of [`compute`]'s results (64-bit FNV-1a over the bits of each
+/// value), with every NaN counted as one value: IEEE 754 leaves the sign and payload of a
+/// NaN that an operation produces to the CPU (and Rust to the compiler), and x86-64 and
+/// aarch64 differ there: `gelu(NaN)` is `-NaN` on one and `NaN` on the other. Every other
+/// bit is the same.
+fn digest(bits: &Bits) -> u64 {
+    let canonical = |b: u32| {
+        if f32::from_bits(b).is_nan() {
+            f32::NAN.to_bits()
+        } else {
+            b
+        }
+    };
+    bits.iter()
+        .flatten()
+        .flat_map(|&b| canonical(b).to_le_bytes())
+        .fold(0xcbf2_9ce4_8422_2325, |h, byte| {
+            (h ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
+/// The digest of [`compute`] on x86-64 (its AVX-512, AVX2 and portable paths) and on
+/// aarch64 (its NEON and portable paths, which CI runs under `qemu-aarch64`, see
+/// `.ci/aarch64`): the same bits on every CPU.
+const DIGEST_ON_EVERY_CPU: u64 = 0xd8f0_a9f5_81b1_5bac;
+
+#[test]
+fn every_path_of_this_cpu_gives_the_bits_of_every_other_cpu() {
+    for path in KernelPath::supported() {
+        let got = kernels::with_path(path, || digest(&compute()));
+        assert_eq!(
+            got, DIGEST_ON_EVERY_CPU,
+            "the {path} path: digest {got:#018x}, recorded {DIGEST_ON_EVERY_CPU:#018x}"
+        );
+    }
+}
+
 /// Run by the tests below in a child process, with `ENGINE_KERNEL` set: prints the path
 /// and a digest of the results.
 #[test]
 fn print_path_and_results_for_the_parent() {
     if std::env::var_os("PRINT_PATH").is_some() {
-        let digest = compute()
-            .iter()
-            .flatten()
-            .fold(0u64, |h, &b| h.rotate_left(5) ^ u64::from(b));
-        println!("PATH {} DIGEST {digest}", kernels::active());
+        println!(
+            "PATH {} DIGEST {:016x}",
+            kernels::active(),
+            digest(&compute())
+        );
+    }
+}
+
+/// A command that runs this test binary again: itself, or, when it was built for aarch64
+/// Linux and cargo runs it through an emulator (`.ci/aarch64` sets
+/// `CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER` to `qemu-aarch64 ...`), through the same
+/// emulator.
+fn this_test_binary() -> Command {
+    let exe = std::env::current_exe().expect("the test binary knows its path");
+    let runner = if cfg!(all(target_arch = "aarch64", target_os = "linux")) {
+        std::env::var("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER").ok()
+    } else {
+        None
+    };
+    let mut words = runner.iter().flat_map(|r| r.split_whitespace());
+    match words.next() {
+        None => Command::new(exe),
+        Some(program) => {
+            let mut command = Command::new(program);
+            command.args(words).arg(exe);
+            command
+        }
     }
 }
 
 /// Runs this test binary again with `ENGINE_KERNEL=value`: its standard output and error.
 fn child(value: &str) -> (String, String) {
-    let out = Command::new(std::env::current_exe().unwrap())
+    let out = this_test_binary()
         .args([
             "--exact",
             "print_path_and_results_for_the_parent",
@@ -177,13 +236,10 @@ fn engine_kernel_chooses_the_path_of_a_process_and_the_bits_stay_the_same() {
             .find_map(|l| l.strip_prefix("PATH ").map(str::to_string))
             .unwrap_or_else(|| panic!("no PATH line:\n{out}"))
     };
-    let here = compute()
-        .iter()
-        .flatten()
-        .fold(0u64, |h, &b| h.rotate_left(5) ^ u64::from(b));
+    let here = digest(&compute());
     for path in KernelPath::supported() {
         let (out, _) = child(path.name());
-        assert_eq!(line(&out), format!("{path} DIGEST {here}"));
+        assert_eq!(line(&out), format!("{path} DIGEST {here:016x}"));
     }
 }
 
@@ -193,7 +249,7 @@ fn engine_kernel_naming_no_path_stops_the_process_with_the_choices() {
     assert!(!out.contains("PATH "), "{out}");
     assert!(
         err.contains(
-            "ENGINE_KERNEL=sse4: unknown kernel path \"sse4\": expected avx512, avx2 or portable"
+            "ENGINE_KERNEL=sse4: unknown kernel path \"sse4\": expected avx512, avx2, neon or portable"
         ),
         "{err}"
     );

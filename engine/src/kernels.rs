@@ -2,24 +2,38 @@
 //!
 //! Every kernel of the engine has one definition of its result, bit for bit: the order of
 //! its additions, where it fuses a multiply and an add, and the polynomial of every
-//! function such as `exp` or `tanh`. Each definition is computed on one of three paths,
+//! function such as `exp` or `tanh`. Each definition is computed on one of four paths,
 //! which give the same bits and differ only in speed:
 //!
 //! | path | CPUs | matrix products | element-wise kernels |
 //! |---|---|---|---|
 //! | [`KernelPath::Avx512`] | x86-64 with AVX-512F | 12 × 32 tiles, 16 lanes | 16 lanes |
 //! | [`KernelPath::Avx2`] | x86-64 with AVX2 and FMA | 6 × 16 tiles, 8 lanes | 8 lanes |
+//! | [`KernelPath::Neon`] | aarch64 (Apple Silicon, Arm servers) | 12 × 8 tiles, 4 lanes | 4 lanes (the target's baseline) |
 //! | [`KernelPath::Portable`] | any | 4 × 16 tiles in plain Rust, `f32::mul_add` per step | the target's baseline (4 lanes of SSE2 on x86-64) |
 //!
 //! So a training run, a tour or a test prints the same numbers on a laptop with AVX2, a
-//! server with AVX-512 and any other CPU. The portable path is the definition in plain
-//! Rust, with no instruction the target may lack: its matrix products are slow (a fused
-//! multiply-add without the FMA instruction is a call to the C library's exact `fmaf`), and
-//! tests hold every other path to its bits.
+//! server with AVX-512, a Mac with Apple Silicon and any other CPU. The portable path is
+//! the definition in plain Rust, with no instruction the target may lack, and tests hold
+//! every other path to its bits.
+//!
+//! **Why the portable path's products are slow on x86-64.** Every step of a matrix
+//! product is a fused multiply-add ([`f32::mul_add`]: one rounding), because that is what
+//! the FMA instructions of the fast paths compute. The baseline x86-64 target has no FMA
+//! instruction, so there `mul_add` compiles to a call to `fmaf` (the exact operation,
+//! done in software on a CPU without FMA): the portable micro-kernel makes 64 calls a step
+//! of its 4 × 16 tile, one per element, and a loop with a call in it is not vectorised.
+//! The element-wise kernels (`exp`, `tanh`, softmax...) are defined with a separate
+//! multiply and add, so they vectorise on the baseline too (4 lanes of SSE2). On aarch64,
+//! fused multiply-add (`fmla`) and NEON's 4 lanes are part of the baseline: there the
+//! portable micro-kernel compiles to 16 vector multiply-adds a step, no call, and the
+//! element-wise kernels of the portable and the NEON paths are the same code. The NEON
+//! path adds a micro-kernel for the products that keeps a 12 × 8 tile in registers
+//! (`cpu/gemm/neon.rs`).
 //!
 //! The path is, in order: the one set for this thread by [`with_path`], else the
-//! environment variable `ENGINE_KERNEL` (`avx512`, `avx2` or `portable`, read once per
-//! process), else the best the CPU has. Naming a path the CPU lacks stops the program with a
+//! environment variable `ENGINE_KERNEL` (`avx512`, `avx2`, `neon` or `portable`, read once
+//! per process), else the best the CPU has. Naming a path the CPU lacks stops the program with a
 //! message that says which paths it has:
 //!
 //! ```console
@@ -50,6 +64,8 @@ pub enum KernelPath {
     Avx512,
     /// AVX2 with FMA: 8 lanes of `f32`, 16 vector registers.
     Avx2,
+    /// NEON on aarch64: 4 lanes of `f32`, 32 vector registers, fused multiply-add.
+    Neon,
     /// Plain Rust, one element at a time: the definition, on any CPU.
     Portable,
 }
@@ -59,14 +75,19 @@ pub const ENV_VAR: &str = "ENGINE_KERNEL";
 
 impl KernelPath {
     /// Every path, fastest first.
-    pub const ALL: [KernelPath; 3] =
-        [KernelPath::Avx512, KernelPath::Avx2, KernelPath::Portable];
+    pub const ALL: [KernelPath; 4] = [
+        KernelPath::Avx512,
+        KernelPath::Avx2,
+        KernelPath::Neon,
+        KernelPath::Portable,
+    ];
 
-    /// The name `ENGINE_KERNEL` takes: `avx512`, `avx2` or `portable`.
+    /// The name `ENGINE_KERNEL` takes: `avx512`, `avx2`, `neon` or `portable`.
     pub fn name(self) -> &'static str {
         match self {
             KernelPath::Avx512 => "avx512",
             KernelPath::Avx2 => "avx2",
+            KernelPath::Neon => "neon",
             KernelPath::Portable => "portable",
         }
     }
@@ -84,6 +105,10 @@ impl KernelPath {
             }
             #[cfg(not(target_arch = "x86_64"))]
             KernelPath::Avx512 | KernelPath::Avx2 => false,
+            #[cfg(target_arch = "aarch64")]
+            KernelPath::Neon => std::arch::is_aarch64_feature_detected!("neon"),
+            #[cfg(not(target_arch = "aarch64"))]
+            KernelPath::Neon => false,
         }
     }
 
@@ -116,7 +141,7 @@ impl fmt::Display for UnknownPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "unknown kernel path {:?}: expected avx512, avx2 or portable",
+            "unknown kernel path {:?}: expected avx512, avx2, neon or portable",
             self.0
         )
     }
@@ -127,7 +152,7 @@ impl std::error::Error for UnknownPath {}
 impl FromStr for KernelPath {
     type Err = UnknownPath;
 
-    /// Reads `avx512`, `avx2` or `portable` (any case, spaces around ignored).
+    /// Reads `avx512`, `avx2`, `neon` or `portable` (any case, spaces around ignored).
     fn from_str(s: &str) -> Result<KernelPath, UnknownPath> {
         let name = s.trim().to_ascii_lowercase();
         KernelPath::ALL
@@ -182,6 +207,7 @@ fn check_supported(path: KernelPath, asked_by: &str) -> Result<(), String> {
         match path {
             KernelPath::Avx512 => "they need AVX-512F",
             KernelPath::Avx2 => "they need AVX2 and FMA",
+            KernelPath::Neon => "they need an aarch64 CPU with NEON",
             KernelPath::Portable => "unreachable",
         },
         have.join(", ")
@@ -226,11 +252,11 @@ mod tests {
         let err = "sse".parse::<KernelPath>().unwrap_err().to_string();
         assert_eq!(
             err,
-            "unknown kernel path \"sse\": expected avx512, avx2 or portable"
+            "unknown kernel path \"sse\": expected avx512, avx2, neon or portable"
         );
-        let env = from_env("neon").unwrap_err();
+        let env = from_env("sve").unwrap_err();
         assert!(
-            env.starts_with("ENGINE_KERNEL=neon: unknown kernel path"),
+            env.starts_with("ENGINE_KERNEL=sve: unknown kernel path"),
             "{env}"
         );
         assert!(
@@ -245,6 +271,26 @@ mod tests {
         assert_eq!(supported.last(), Some(&KernelPath::Portable));
         assert_eq!(KernelPath::best(), supported[0]);
         assert_eq!(from_env("portable"), Ok(KernelPath::Portable));
+    }
+
+    #[test]
+    fn every_cpu_has_its_own_fast_path_first() {
+        let want = if cfg!(target_arch = "aarch64") {
+            vec![KernelPath::Neon, KernelPath::Portable]
+        } else if cfg!(target_arch = "x86_64") {
+            // Which of the two x86-64 paths depends on the CPU.
+            let mut paths =
+                vec![KernelPath::Avx512, KernelPath::Avx2, KernelPath::Portable];
+            paths.retain(|p| p.is_supported());
+            paths
+        } else {
+            vec![KernelPath::Portable]
+        };
+        assert_eq!(KernelPath::supported(), want);
+        assert_eq!(
+            KernelPath::Neon.is_supported(),
+            cfg!(target_arch = "aarch64")
+        );
     }
 
     #[test]

@@ -20,7 +20,9 @@
 use super::lanes::lane_sum;
 use super::math::{relu, relu_grad, tanh};
 use crate::activation::Activation;
-use crate::kernels::{self, KernelPath};
+use crate::kernels;
+#[cfg(target_arch = "x86_64")]
+use crate::kernels::KernelPath;
 use crate::spare;
 
 /// Sizes of one fused call: batch, queries, keys, hidden size.
@@ -301,6 +303,7 @@ fn grads_of(
 mod tests {
     use super::*;
     use crate::cpu::seeded_values;
+    use crate::kernels::KernelPath;
 
     #[test]
     fn every_path_gives_the_bits_of_the_portable_one() {

@@ -30,7 +30,7 @@ use super::StridedOffsets;
 use super::gemm::{self, View};
 use super::lanes::dot;
 use super::strided::broadcast_strides;
-use crate::kernels::{self, KernelPath};
+use crate::kernels;
 use crate::spare;
 
 /// `out[m, n] += a[m, k] · b[k, n]` for one pair of row-major matrices, by the definition.
@@ -84,10 +84,14 @@ fn matmul_small(
     match kernels::active() {
         // SAFETY: `active` names only paths the CPU supports.
         #[cfg(target_arch = "x86_64")]
-        KernelPath::Avx512 => unsafe { matmul_small_avx512(a, b, rhs, out, dims) },
+        kernels::KernelPath::Avx512 => unsafe {
+            matmul_small_avx512(a, b, rhs, out, dims)
+        },
         // SAFETY: as above.
         #[cfg(target_arch = "x86_64")]
-        KernelPath::Avx2 => unsafe { matmul_small_avx2(a, b, rhs, out, dims) },
+        kernels::KernelPath::Avx2 => unsafe {
+            matmul_small_avx2(a, b, rhs, out, dims)
+        },
         _ => matmul_small_portable(a, b, rhs, out, dims),
     }
 }

@@ -14,7 +14,7 @@ pub(super) const KC: usize = 256;
 /// Rows per packed block of `a` (a whole number of tiles of every kernel: 12, 6 and 4
 /// rows).
 const MC: usize = 96;
-/// Columns per packed block of `b` (a whole number of tiles of every kernel: 32 and 16
+/// Columns per packed block of `b` (a whole number of tiles of every kernel: 32, 16 and 8
 /// columns).
 const NC: usize = 1024;
 

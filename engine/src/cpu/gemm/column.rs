@@ -6,8 +6,8 @@
 //! Each element is summed as every product in the engine defines it (`gemm/mod.rs`): in
 //! blocks of `KC` steps, one fused multiply-add per step from zero, the blocks added in
 //! order. `f32::mul_add` is that fused multiply-add; compiled for AVX2 or AVX-512 it is one
-//! instruction over 8 or 16 rows, compiled for any other CPU a call to the C library's
-//! exact `fmaf`.
+//! instruction over 8 or 16 rows, on aarch64 (the NEON and the portable paths alike) one
+//! over 4 rows, and on the x86-64 baseline a call to the exact `fmaf`.
 
 use super::View;
 use super::blocked::KC;

@@ -1,5 +1,6 @@
 //! Matrix products: the engine's own blocked kernel, with one definition of every result
-//! and three micro-kernels that compute it (AVX-512, AVX2 with FMA, and portable Rust).
+//! and four micro-kernels that compute it (AVX-512, AVX2 with FMA, NEON on aarch64, and
+//! portable Rust).
 //!
 //! The driver (`blocked.rs`, `pack.rs`) has the classic structure of fast matrix products
 //! (Goto's, as in BLIS), the one chapter 13 builds rung by rung:
@@ -10,8 +11,9 @@
 //!    (96 KiB);
 //! 3. each pair of strips gives one `MR × NR` tile of the result, which the micro-kernel
 //!    keeps in registers for all `KC` steps: 12 × 32 in 24 AVX-512 registers
-//!    ([`avx512`]), 6 × 16 in 12 AVX registers ([`avx2`]), 4 × 16 in plain Rust
-//!    ([`portable`]), whichever [`kernels::active`](crate::kernels::active) names.
+//!    (`avx512`), 6 × 16 in 12 AVX registers (`avx2`), 12 × 8 in 24 NEON registers
+//!    (`neon`), 4 × 16 in plain Rust (`portable`), whichever
+//!    [`kernels::active`](crate::kernels::active) names.
 //!
 //! An operand is never copied before packing: a transposed one is packed straight from its
 //! storage. When `b` has a single strip (`n ≤ NR`, as in attention's `A · V` per head),
@@ -37,6 +39,8 @@ mod avx2;
 mod avx512;
 mod blocked;
 mod column;
+#[cfg(target_arch = "aarch64")]
+mod neon;
 mod pack;
 mod portable;
 
@@ -153,6 +157,12 @@ pub(crate) fn sgemm_on(
             }
             #[cfg(not(target_arch = "x86_64"))]
             KernelPath::Avx512 | KernelPath::Avx2 => unreachable!("x86-64 paths"),
+            #[cfg(target_arch = "aarch64")]
+            KernelPath::Neon => {
+                blocked::sgemm::<neon::Neon, 12, 8>(a, b, out, threads)
+            }
+            #[cfg(not(target_arch = "aarch64"))]
+            KernelPath::Neon => unreachable!("an aarch64 path"),
             KernelPath::Portable => {
                 blocked::sgemm::<portable::Portable, 4, 16>(a, b, out, threads)
             }
