@@ -257,6 +257,36 @@ fn leading_dimensions_of_batch_and_heads_and_broadcast_masks() {
 }
 
 #[test]
+fn a_per_query_keep_mask_broadcast_over_three_leading_dimensions() {
+    // [2, 2, 3, Q, d] queries and a per-query keep mask [2, 1, 1, Q, K]: whether the mask
+    // is per query is read from its second-to-last dimension (Q = 4), not from the middle
+    // one (1).
+    let (q, k, d) = (4, 6, 3);
+    let queries = randn(&[2, 2, 3, q, d], 11);
+    let keys = randn(&[2, 2, 3, k, d], 12);
+    let values = randn(&[2, 2, 3, k, d], 13);
+    // Query i of batch element b sees the keys j with (i + j + b) % 3 != 0: another set
+    // for each query, and at least four keys each.
+    let keep: Vec<f32> = (0..2 * q * k)
+        .map(|at| {
+            let (b, i, j) = (at / (q * k), at / k % q, at % k);
+            f32::from((i + j + b) % 3 != 0)
+        })
+        .collect();
+    let keep = Tensor::from_vec(keep, [2, 1, 1, q, k]);
+    let options = BlockedAttentionOptions {
+        block: 4,
+        keep: Some(keep.clone()),
+        ..Default::default()
+    };
+    let blocked = queries.blocked_attention(&keys, &values, &options);
+    let full =
+        full_attention(&queries, &keys, &values, 1.0 / (d as f32).sqrt(), &keep);
+    assert_eq!(blocked.shape(), [2, 2, 3, q, d]);
+    assert!(worst(&blocked, &full) <= 1e-5);
+}
+
+#[test]
 fn gradients_agree_with_finite_differences() {
     let masks = Masks {
         causal_offset: Some(1),
