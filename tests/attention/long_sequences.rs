@@ -6,10 +6,11 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use attention::{
-    LocalWindow, LowRankAttention, LowRankAttentionConfig, LshOptions, Mask,
-    SdpaOptions, SparsePattern, local_window_attention, local_window_attention_with,
-    low_rank_attention, lsh_attention, lsh_buckets, scaled_dot_product_attention,
-    scaled_dot_product_attention_with, sparse_attention,
+    AttentionWeights, LocalWindow, LowRankAttention, LowRankAttentionConfig,
+    LshOptions, Mask, SdpaOptions, SparsePattern, local_window_attention,
+    local_window_attention_with, low_rank_attention, lsh_attention, lsh_buckets,
+    scaled_dot_product_attention, scaled_dot_product_attention_with,
+    sparse_attention,
 };
 use engine::gradcheck::gradcheck;
 use engine::nn::{Module, StateDict};
@@ -316,6 +317,7 @@ fn sparse_attention_equals_full_attention_under_the_pattern() {
         (8, 2, 8),
         (11, 4, 12),
         (14, 1, 3),
+        (10, 4, 0), // a short last block and no global position
     ];
     for (case, &(n, block, global)) in cases.iter().enumerate() {
         let inputs = qkv(2, n, 4, 3, 200 + case as u64);
@@ -770,5 +772,117 @@ fn bad_arguments_are_refused_with_the_function_and_the_shapes() {
             "local_window_attention_with: scale must be finite and greater than 0"
         ),
         "{m}"
+    );
+}
+
+#[test]
+fn low_rank_refuses_bad_inputs_and_configs_and_reports_its_sizes() {
+    let z = |shape: &[usize]| Tensor::zeros(shape);
+    let e = z(&[2, 8]);
+    let m = message(|| {
+        low_rank_attention(&z(&[8, 4]), &z(&[1, 8, 4]), &z(&[1, 8, 2]), &e, &e);
+    });
+    assert_eq!(
+        m,
+        "low_rank_attention: queries must have shape [B, Q, d], found [8, 4]"
+    );
+    let m = message(|| {
+        low_rank_attention(&z(&[1, 8, 4]), &z(&[1, 8, 5]), &z(&[1, 8, 2]), &e, &e);
+    });
+    assert!(
+        m.starts_with("low_rank_attention: keys [1, 8, 5] has 5 at dimension 2"),
+        "{m}"
+    );
+    let layer = LowRankAttention::new(low_rank_config(8, 2));
+    assert_eq!((layer.seq_len(), layer.proj_len()), (8, 2));
+    let m = message(|| {
+        layer.forward(&z(&[1, 8, 4]), &z(&[1, 8, 5]), &z(&[1, 8, 2]));
+    });
+    assert!(
+        m.starts_with("LowRankAttention: keys [1, 8, 5] has 5 at dimension 2"),
+        "{m}"
+    );
+    for (config, name) in [
+        (low_rank_config(0, 2), "seq_len"),
+        (low_rank_config(4, 0), "proj_len"),
+    ] {
+        let m = message(|| {
+            LowRankAttention::new(config);
+        });
+        assert!(
+            m.starts_with(&format!(
+                "LowRankAttention::new: {name} must be at least 1, found 0"
+            )),
+            "{m}"
+        );
+        let state = StateDict::from([("E", z(&[2, 4])), ("F", z(&[2, 4]))]);
+        let m = message(|| {
+            let _ = LowRankAttention::from_state_dict(config, &state);
+        });
+        assert!(
+            m.starts_with(&format!(
+                "LowRankAttention::from_state_dict: {name} must be at least 1, found 0"
+            )),
+            "{m}"
+        );
+    }
+}
+
+#[test]
+fn low_rank_keeps_its_last_weights_over_the_mixtures() {
+    engine::manual_seed(5);
+    let layer = LowRankAttention::new(low_rank_config(12, 3));
+    assert!(layer.last_attention_weights().is_none());
+    let [q, k, v] = qkv(2, 10, 4, 3, 51);
+    let out = layer.forward(&q, &k, &v);
+    let weights = layer.last_attention_weights().expect("forward keeps them");
+    // One weight per query and mixture, each row a distribution, and the output its
+    // weighted sum of the mixtures of the values.
+    assert_eq!(weights.shape(), &[2, 10, 3]);
+    for sum in weights.sum_dim(-1).to_vec() {
+        assert!((sum - 1.0).abs() < 1e-6, "{sum}");
+    }
+    let mixed_values = layer.f().narrow(1, 0, 10).matmul(&v);
+    assert!(max_diff(&out, &weights.matmul(&mixed_values)) < TOL);
+}
+
+#[test]
+fn the_long_sequence_functions_refuse_vectors_of_no_features() {
+    let z = |shape: &[usize]| Tensor::zeros(shape);
+    let hint = "have no features (d = 0): every score would be an empty sum";
+    let m = message(|| {
+        local_window_attention(&z(&[1, 4, 0]), &z(&[1, 4, 0]), &z(&[1, 4, 2]), 2);
+    });
+    assert!(
+        m.starts_with(&format!("local_window_attention: queries [1, 4, 0] {hint}")),
+        "{m}"
+    );
+    let m = message(|| {
+        lsh_attention(&z(&[1, 4, 0]), &z(&[1, 4, 2]), &lsh(2, 4, 0));
+    });
+    assert!(
+        m.starts_with(&format!("lsh_attention: qk [1, 4, 0] {hint}")),
+        "{m}"
+    );
+    // One feature is enough.
+    let one =
+        local_window_attention(&z(&[1, 4, 1]), &z(&[1, 4, 1]), &z(&[1, 4, 2]), 2);
+    assert_eq!(one.shape(), &[1, 4, 2]);
+}
+
+#[test]
+fn lsh_takes_a_vector_of_zeros_as_a_key_of_no_direction() {
+    // A zero vector (padding, say) is normalised to zero, not divided by zero: every
+    // query scores 0 against it, and every output stays finite.
+    let [qk, _, v] = qkv(1, 8, 4, 3, 61);
+    let mut rows = qk.to_vec();
+    rows[8..12].fill(0.0); // position 2
+    let qk = Tensor::from_vec(rows, [1, 8, 4]);
+    let out = lsh_attention(&qk, &v, &lsh(2, 4, 3));
+    assert_eq!(out.shape(), &[1, 8, 3]);
+    assert!(
+        out.to_vec().iter().all(|x| x.is_finite()),
+        "{:?}",
+        out.to_vec()
     );
 }
