@@ -351,6 +351,35 @@ fn a_query_that_sees_no_key_gets_zeros_and_zero_gradients() {
 }
 
 #[test]
+fn no_queries_or_no_keys_give_empty_or_zero_outputs_and_zero_gradients() {
+    // (Q, K): no query at all, then queries that have no key to see.
+    for (q_len, k_len) in [(0, 4), (3, 0)] {
+        let grads = run(
+            |a, b, c| a.blocked_attention(b, c, &Default::default()),
+            [
+                &randn(&[2, q_len, 3], 1),
+                &randn(&[2, k_len, 3], 2),
+                &randn(&[2, k_len, 5], 3),
+            ],
+            &Tensor::ones([2, q_len, 5]),
+        );
+        assert_eq!(grads[0].shape(), [2, q_len, 5], "the output");
+        assert!(grads[0].to_vec().iter().all(|&x| x == 0.0));
+        for (grad, shape) in
+            grads[1..]
+                .iter()
+                .zip([[2, q_len, 3], [2, k_len, 3], [2, k_len, 5]])
+        {
+            assert_eq!(grad.shape(), shape);
+            assert!(
+                grad.to_vec().iter().all(|&g| g == 0.0),
+                "Q = {q_len}, K = {k_len}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_nan_score_makes_its_row_nan_as_the_full_softmax_does() {
     let mut values = randn(&[1, 2, 2], 1).to_vec();
     values[0] = f32::NAN;
