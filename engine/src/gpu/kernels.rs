@@ -345,9 +345,14 @@ pub(crate) enum Tiling {
 
 impl Tiling {
     /// The tiling for a product of `m × n` outputs per matrix: 128 × 128 tiles once there
-    /// are enough of them to keep a large GPU busy.
+    /// are enough of them to keep a large GPU busy and each matrix fills one (at least
+    /// 128 rows and columns: a batch of many small matrices computes each in one tile, and
+    /// a 128 × 128 one would be four times as much idle work as a 64 × 64 one).
     pub(crate) fn for_size(dims: &MatmulDims) -> Tiling {
-        if dims.batch * dims.m.div_ceil(128) * dims.n.div_ceil(128) >= 256 {
+        let fills_a_tile = dims.m >= 128 && dims.n >= 128;
+        if fills_a_tile
+            && dims.batch * dims.m.div_ceil(128) * dims.n.div_ceil(128) >= 256
+        {
             Tiling::Tile128
         } else {
             Tiling::Tile64
@@ -676,5 +681,27 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn large_tiles_only_for_matrices_that_fill_them_in_numbers() {
+        let dims = |batch, m, n| MatmulDims {
+            batch,
+            m,
+            n,
+            k: 8,
+            a_batch_stride: m * 8,
+            b_batch_stride: 8 * n,
+            a_transposed: false,
+            b_transposed: false,
+        };
+        // 256 tiles of 128 × 128: one matrix of 2048², or 256 of 128².
+        assert_eq!(Tiling::for_size(&dims(1, 2048, 2048)), Tiling::Tile128);
+        assert_eq!(Tiling::for_size(&dims(256, 128, 128)), Tiling::Tile128);
+        // Fewer tiles than that, or matrices smaller than one tile, however many.
+        assert_eq!(Tiling::for_size(&dims(255, 128, 128)), Tiling::Tile64);
+        assert_eq!(Tiling::for_size(&dims(1, 2048, 1920)), Tiling::Tile64);
+        assert_eq!(Tiling::for_size(&dims(70_000, 2, 2)), Tiling::Tile64);
+        assert_eq!(Tiling::for_size(&dims(4096, 127, 4096)), Tiling::Tile64);
     }
 }
