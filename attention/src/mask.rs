@@ -8,7 +8,7 @@
 
 use std::ops::BitAnd;
 
-use engine::{Device, Tensor};
+use engine::{Device, SafeSoftmaxMask, Tensor};
 
 /// Which key positions each query may attend to.
 ///
@@ -243,6 +243,41 @@ impl Mask {
         keep
     }
 
+    /// The mask as the engine's [`safe_softmax`](Tensor::safe_softmax) takes it, or `None`
+    /// when nothing is masked: the causal parts as one offset (the smallest), every other
+    /// part combined into one keep tensor on the CPU, checked as [`Mask::keep_for`] checks
+    /// them. Causal order then costs no `[Q, K]` tensor.
+    #[track_caller]
+    pub(crate) fn safe_softmax_mask_for(
+        &self,
+        module: &str,
+        scores: &[usize],
+    ) -> Option<SafeSoftmaxMask> {
+        let rank = scores.len();
+        assert!(
+            rank >= 2,
+            "{module}: attention scores must be at least [Q, K], found {scores:?}"
+        );
+        if self.parts.is_empty() {
+            return None;
+        }
+        let mut mask = SafeSoftmaxMask::default();
+        for part in &self.parts {
+            if let Part::Causal(offset) = part {
+                let offset = causal_offset(module, *offset, scores);
+                mask.causal_offset =
+                    Some(mask.causal_offset.map_or(offset, |o| o.min(offset)));
+                continue;
+            }
+            let this = part_keep(module, part, scores).to(&Device::Cpu);
+            mask.keep = Some(match mask.keep {
+                None => this,
+                Some(k) => &k * &this,
+            });
+        }
+        Some(mask)
+    }
+
     /// The same mask for d2l-style multi-head attention, where the heads of batch element
     /// `b` are folded into the batch as rows `b·H .. b·H + H` (`[B·H, Q, K]` scores).
     ///
@@ -345,21 +380,30 @@ fn part_keep(module: &str, part: &Part, scores: &[usize]) -> Tensor {
             mask.clone()
         }
         Part::Causal(offset) => {
-            let offset = match offset {
-                Some(o) => *o,
-                None => {
-                    assert!(
-                        k >= q,
-                        "{module}: a causal mask aligned to the last key needs at least as many keys as queries, found {q} queries and {k} keys (scores {scores:?}); hint: Mask::causal_with_offset(o) says where the first query stands"
-                    );
-                    k - q
-                }
-            };
+            let offset = causal_offset(module, *offset, scores);
             // Query i may see key j ≤ i + offset: the lower triangle from diagonal `offset`.
             let mut shape = vec![1; rank - 2];
             shape.extend([q, k]);
             // Not `as i64`, which turns an offset past `i64::MAX` into a negative diagonal.
             Tensor::ones(shape).tril(i64::try_from(offset).unwrap_or(i64::MAX))
+        }
+    }
+}
+
+/// The offset of a causal part for `scores`: the one it was given, or `K − Q` (aligned to
+/// the last key), which needs `K ≥ Q`.
+#[track_caller]
+fn causal_offset(module: &str, offset: Option<usize>, scores: &[usize]) -> usize {
+    let rank = scores.len();
+    let (q, k) = (scores[rank - 2], scores[rank - 1]);
+    match offset {
+        Some(o) => o,
+        None => {
+            assert!(
+                k >= q,
+                "{module}: a causal mask aligned to the last key needs at least as many keys as queries, found {q} queries and {k} keys (scores {scores:?}); hint: Mask::causal_with_offset(o) says where the first query stands"
+            );
+            k - q
         }
     }
 }

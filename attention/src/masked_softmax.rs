@@ -84,6 +84,14 @@ pub(crate) fn masked_softmax_in(
     fill: Fill,
 ) -> Tensor {
     crate::check::fill(module, fill);
+    if fill == Fill::Safe {
+        // The engine's fused op: causal order as an offset, no tensor the size of the
+        // scores but the weights (see `Tensor::safe_softmax` for what it computes).
+        return match mask.safe_softmax_mask_for(module, scores.shape()) {
+            None => scores.softmax(-1),
+            Some(visible) => scores.safe_softmax(&visible),
+        };
+    }
     let Some(keep) = mask.keep_for(module, scores.shape()) else {
         return scores.softmax(-1);
     };
@@ -92,43 +100,6 @@ pub(crate) fn masked_softmax_in(
     match fill {
         Fill::D2l => scores.masked_fill(&masked, D2L_FILL).softmax(-1),
         Fill::Constant(value) => scores.masked_fill(&masked, value).softmax(-1),
-        Fill::Safe => safe_softmax(scores, &keep),
+        Fill::Safe => unreachable!("the safe fill returned above"),
     }
-}
-
-/// Softmax over the visible keys only, with no sentinel value: masked keys are left out
-/// of the maximum, the exponentials and the sum, so the result does not depend on what the
-/// real scores are (even `f32::MIN` or `-inf`). A row with no visible key, or whose visible
-/// scores are all `-inf`, gets zero weights and zero gradients, as PyTorch's
-/// `_safe_softmax` gives. No step makes an infinity of its own, so the engine's anomaly
-/// mode, which stops at the first op whose output is not finite, passes through it.
-#[track_caller]
-fn safe_softmax(scores: &Tensor, keep: &Tensor) -> Tensor {
-    // No key at all (an empty sequence): the weights are empty too, and there is no
-    // maximum to take.
-    if scores.size(-1) == 0 {
-        return scores.softmax(-1);
-    }
-    let lowest = Tensor::scalar(f32::MIN);
-    let zero = Tensor::scalar(0.0);
-    let keep = keep.broadcast_to(scores.shape());
-    // The largest visible score of each row, as a constant (softmax does not change when a
-    // row is shifted, so no gradient needs to flow through it). A row with nothing visible,
-    // or only -inf visible, is shifted by 0 instead.
-    let row_max = keep
-        .where_cond(scores, &lowest)
-        .detach()
-        .max_dim_keepdim(-1);
-    let visible = keep.max_dim_keepdim(-1).gt(&zero);
-    let shift = visible.where_cond(&row_max, &zero);
-    let shift = shift
-        .gt(&Tensor::scalar(f32::NEG_INFINITY))
-        .where_cond(&shift, &zero);
-    // Masked entries become 0 before `exp` and their exponentials are multiplied by 0, so
-    // they contribute exactly 0, forward and backward (selecting only after `exp` would
-    // let an overflowing masked score send 0 · inf = NaN into the gradient).
-    let exps = keep.where_cond(&(scores - &shift), &zero).exp() * &keep;
-    let sums = exps.sum_dim_keepdim(-1);
-    let has_mass = sums.gt(&zero);
-    &exps / &has_mass.where_cond(&sums, &Tensor::scalar(1.0))
 }

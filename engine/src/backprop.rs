@@ -275,6 +275,10 @@ fn input_grads(op: &Op, out: &Tensor, g: &Tensor) -> Vec<Option<Tensor>> {
             wants(b).then(|| sum_to(&a.t_matmul(g), b.shape())),
         ],
         // ANCHOR_END: input_grads_matmul
+        // The derivatives of `safe_softmax_composed`'s ops, fused: the same bits.
+        Op::SafeSoftmax { x, saved } => {
+            one(x, &|| x.safe_softmax_grad(out, g, saved))
+        }
         // C = A Bᵀ: dA = dC B, dB = dCᵀ A (summed over broadcast batch dimensions)
         Op::MatmulT(a, b) => vec![
             wants(a).then(|| sum_to(&g.matmul(b), a.shape())),

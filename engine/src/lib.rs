@@ -66,6 +66,7 @@
 //! | `argmax` `argmin` | `ops/select.rs` | `cpu/select.rs` | `arg_extreme.wgsl` | none (indices take no gradient) |
 //! | `max_dim_with_indices` `topk` | `ops/select.rs` | `cpu/select.rs` | none | `Op::Gather` for the values |
 //! | `softmax` `log_softmax` | `ops/softmax.rs` | `cpu/reduce.rs` | `softmax.wgsl` | `Op::Softmax`, `Op::LogSoftmax` |
+//! | `safe_softmax` (over the entries a keep mask and causal order leave visible; the same bits as its composed definition, `safe_softmax_composed`) | `ops/safe_softmax.rs` | `cpu/safe_softmax.rs` (fused, forward and backward) | — (composed: `where.wgsl`, `reduce.wgsl`, `unary.wgsl`, `binary.wgsl`) | `Op::SafeSoftmax` on the CPU, the composed ops' on a GPU |
 //! | `matmul` `bmm` `matmul_t` | `ops/matmul.rs` | `cpu/matmul.rs` | `matmul.wgsl` (tiled, workgroup memory; reads either operand transposed in place) | `Op::Matmul`, `Op::MatmulT` |
 //! | `additive_scores` `additive_scores_with` (fused `Σₕ w f(q + k)`, `f` = tanh or ReLU) | `ops/additive.rs` | `cpu/additive.rs` | `additive.wgsl` (scores and the three gradients) | `Op::AdditiveScores` |
 //! | `blocked_attention` (exact `softmax(Q Kᵀ · scale) V` in blocks of keys, online softmax; masks: causal, lengths, keep) | `ops/blocked_attention.rs` | `cpu/blocked_attention.rs` | none | `Op::BlockedAttention` (recomputes the weights block by block) |
@@ -123,7 +124,9 @@ pub use autocast::autocast;
 pub use device::{Device, DeviceError};
 pub use grad_mode::no_grad;
 pub use op::GeluApprox;
-pub use ops::{BlockedAttentionOptions, DEFAULT_ATTENTION_BLOCK, Reduction};
+pub use ops::{
+    BlockedAttentionOptions, DEFAULT_ATTENTION_BLOCK, Reduction, SafeSoftmaxMask,
+};
 pub use random::manual_seed;
 pub use shape::{Dim, ShapeArg};
 pub use tensor::{NoGrad, Tensor};

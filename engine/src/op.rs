@@ -6,6 +6,7 @@
 
 use crate::activation::Activation;
 use crate::ops::blocked_attention::BlockedAttentionSaved;
+use crate::ops::safe_softmax::SafeSoftmaxSaved;
 use crate::precision::Precision;
 use crate::tensor::Tensor;
 
@@ -69,6 +70,12 @@ pub(crate) enum Op {
     },
     Softmax(Tensor, usize),
     LogSoftmax(Tensor, usize),
+    /// The softmax of each row over its visible entries (`safe_softmax`), fused; the
+    /// derivative recomputes the exponentials from what `saved` keeps.
+    SafeSoftmax {
+        x: Tensor,
+        saved: Box<SafeSoftmaxSaved>,
+    },
     Matmul(Tensor, Tensor),
     /// `a · bᵀ` over the last two dimensions, reading `b` in place.
     MatmulT(Tensor, Tensor),
@@ -146,6 +153,7 @@ impl Op {
             Op::Cumsum { .. } => "cumsum",
             Op::Softmax(..) => "softmax",
             Op::LogSoftmax(..) => "log_softmax",
+            Op::SafeSoftmax { .. } => "safe_softmax",
             Op::Matmul(..) => "matmul",
             Op::MatmulT(..) => "matmul_t",
             Op::AdditiveScores { .. } => "additive_scores",
@@ -200,6 +208,7 @@ impl Op {
             | Op::Gather { x, .. }
             | Op::Softmax(x, _)
             | Op::LogSoftmax(x, _)
+            | Op::SafeSoftmax { x, .. }
             | Op::Reshape(x)
             | Op::Permute(x, _)
             | Op::Expand(x)

@@ -35,6 +35,7 @@ mod optim;
 mod parity_ops;
 mod precision;
 mod properties;
+mod safe_softmax;
 mod spare_buffers;
 mod staple_errors;
 mod weight_norm;

@@ -30,10 +30,11 @@ pub(crate) mod matmul;
 pub(crate) mod parallel;
 mod pool;
 pub(crate) mod reduce;
+pub(crate) mod safe_softmax;
 pub(crate) mod select;
 mod strided;
 
-pub(crate) use strided::{BroadcastRows, StridedOffsets};
+pub(crate) use strided::{BroadcastRows, StridedOffsets, broadcast_strides};
 
 /// Seeded values in [-1, 1) without the engine's generator (a small LCG), for the kernels'
 /// tests.

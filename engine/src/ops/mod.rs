@@ -17,9 +17,11 @@ mod precision;
 mod random;
 mod reduce;
 mod reshape;
+pub(crate) mod safe_softmax;
 mod select;
 mod softmax;
 mod unary;
 
 pub use blocked_attention::{BlockedAttentionOptions, DEFAULT_ATTENTION_BLOCK};
 pub use loss::Reduction;
+pub use safe_softmax::SafeSoftmaxMask;
