@@ -55,6 +55,9 @@ unsafe fn product_avx2(a: View, b: &[f32], out: &mut [f32]) {
 #[inline(always)]
 fn product_portable(a: View, b: &[f32], out: &mut [f32]) {
     let (m, k) = (a.rows, a.cols);
+    if a.transposed {
+        return steps(a.data, (m, k), b, out);
+    }
     // Where a(i, p) is: rows of k values, or (transposed) steps of m values.
     let (row_step, p_step) = if a.transposed { (1, m) } else { (k, 1) };
     for (i0, out) in (0..m).step_by(ROWS).zip(out.chunks_mut(ROWS)) {
@@ -64,7 +67,29 @@ fn product_portable(a: View, b: &[f32], out: &mut [f32]) {
             let kc = KC.min(k - p0);
             // `ROWS` independent chains, one per row, each in order of p.
             let mut sums = [0.0f32; ROWS];
-            for (p, &b_p) in (p0..p0 + kc).zip(&b[p0..p0 + kc]) {
+            let mut p = p0;
+            if !a.transposed && rows == ROWS {
+                // Rows side by side in memory: `ROWS` steps of every row at a time,
+                // turned into steps of `ROWS` values (a transpose in registers), so each
+                // step is one vector multiply-add instead of `ROWS` scalar ones.
+                while p + ROWS <= p0 + kc {
+                    let mut steps = [[0.0f32; ROWS]; ROWS];
+                    for (r, row) in
+                        a.data[i0 * k..].chunks_exact(k).take(ROWS).enumerate()
+                    {
+                        for (step, &v) in steps.iter_mut().zip(&row[p..p + ROWS]) {
+                            step[r] = v;
+                        }
+                    }
+                    for (step, &b_p) in steps.iter().zip(&b[p..p + ROWS]) {
+                        for (sum, &a_rp) in sums.iter_mut().zip(step) {
+                            *sum = a_rp.mul_add(b_p, *sum);
+                        }
+                    }
+                    p += ROWS;
+                }
+            }
+            for (p, &b_p) in (p..p0 + kc).zip(&b[p..p0 + kc]) {
                 let step = &a.data[i0 * row_step + p * p_step..];
                 for (r, sum) in sums.iter_mut().enumerate().take(rows) {
                     *sum = step[r * row_step].mul_add(b_p, *sum);
@@ -77,5 +102,42 @@ fn product_portable(a: View, b: &[f32], out: &mut [f32]) {
             }
         }
         out.copy_from_slice(&total[..rows]);
+    }
+}
+
+/// Rows of `a` computed together when `a` is stored transposed (`[k, m]`, the `m` values of
+/// each step side by side, as in the gradient `Aᵀ · g`).
+const STEP_ROWS: usize = 1024;
+
+/// [`product_portable`] for `a` stored transposed: for each run of [`STEP_ROWS`] rows, the
+/// steps one after another, each adding `a(i, p) · b[p]` into the run's sums, so `a` is read
+/// in runs of contiguous values (reading 16 rows across all `k` steps instead would touch
+/// `k` places `m` values apart for every 16 rows). Each row's sum is still one chain of
+/// fused multiply-adds in order of `p` within a block of `KC`, the blocks added in order.
+#[inline(always)]
+fn steps(a: &[f32], (m, k): (usize, usize), b: &[f32], out: &mut [f32]) {
+    if k == 0 {
+        return out.fill(0.0); // every entry is an empty sum
+    }
+    let mut sums = [0.0f32; STEP_ROWS];
+    for (i0, out) in (0..m).step_by(STEP_ROWS).zip(out.chunks_mut(STEP_ROWS)) {
+        let rows = out.len();
+        for (block, p0) in (0..k).step_by(KC).enumerate() {
+            let sums = &mut sums[..rows];
+            sums.fill(0.0);
+            for (p, &b_p) in b.iter().enumerate().skip(p0).take(KC.min(k - p0)) {
+                let step = &a[p * m + i0..p * m + i0 + rows];
+                for (sum, &a_ip) in sums.iter_mut().zip(step) {
+                    *sum = a_ip.mul_add(b_p, *sum);
+                }
+            }
+            if block == 0 {
+                out.copy_from_slice(sums);
+            } else {
+                for (o, &sum) in out.iter_mut().zip(sums.iter()) {
+                    *o += sum;
+                }
+            }
+        }
     }
 }

@@ -30,8 +30,9 @@
 //! the blocks of `b` it needs itself.
 //!
 //! A product with one column (a matrix times a vector) takes a loop of its own
-//! ([`column`]), which computes that column alone instead of a tile of 16 or 32: the same
-//! definition, without the padding.
+//! (`column`), which computes that column alone instead of a tile of 16 or 32, and a
+//! product with one step along `k` (an outer product) another (`outer`), which packs
+//! nothing: the same definition, without the padding and the packing.
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -41,6 +42,7 @@ mod blocked;
 mod column;
 #[cfg(target_arch = "aarch64")]
 mod neon;
+mod outer;
 mod pack;
 mod portable;
 
@@ -143,6 +145,9 @@ pub(crate) fn sgemm_on(
     );
     if n == 1 && m > 0 {
         return column::product(path, a, b, out);
+    }
+    if k == 1 && n > 0 {
+        return outer::product(path, a, b, out);
     }
     // SAFETY (the kernels' contract): the CPU supports `path`, checked above.
     unsafe {
@@ -289,7 +294,7 @@ mod tests {
     /// one panel across (a read in place) with and without a short last panel, k past one
     /// block of 256, n past one block of 1024, m past one block of 96, k past one stretch
     /// of 2048, and empty products.
-    const SIZES: [(usize, usize, usize); 17] = [
+    const SIZES: [(usize, usize, usize); 22] = [
         (1, 1, 1),
         (12, 7, 32),
         (6, 9, 16),
@@ -307,6 +312,11 @@ mod tests {
         (13, 4, 0),
         (97, 513, 1),
         (0, 3, 1),
+        (37, 1, 45), // one step along k: an outer product
+        (1, 1, 1030),
+        (300, 1, 0),
+        (7, 0, 1),      // one column of empty sums
+        (2100, 300, 1), // one column, `a` past one run of 1024 rows
     ];
 
     #[test]
@@ -323,6 +333,36 @@ mod tests {
     }
 
     #[test]
+    fn a_product_of_one_step_is_one_fused_multiply_add_from_zero() {
+        // A zero times a negative value is -0.0, and -0.0 + 0.0 is +0.0: the definition
+        // (one fused multiply-add from zero) gives +0.0 where a plain product gives -0.0.
+        let (a, b) = ([0.0, -0.0, 2.0], [-1.0, 1.0, 3.0, f32::MIN_POSITIVE]);
+        let a_view = View {
+            data: &a,
+            rows: 3,
+            cols: 1,
+            transposed: false,
+        };
+        let b_view = View {
+            data: &b,
+            rows: 1,
+            cols: 4,
+            transposed: false,
+        };
+        for path in KernelPath::supported() {
+            let mut out = [f32::NAN; 12];
+            sgemm_on(path, a_view, b_view, &mut out, 1);
+            let want: Vec<u32> = a
+                .iter()
+                .flat_map(|&x| b.iter().map(move |&y| x.mul_add(y, 0.0).to_bits()))
+                .collect();
+            let got: Vec<u32> = out.iter().map(|v| v.to_bits()).collect();
+            assert_eq!(got, want, "{path}");
+            assert_eq!(out[0].to_bits(), 0.0f32.to_bits(), "{path}: +0.0, not -0.0");
+        }
+    }
+
+    #[test]
     fn every_path_gives_the_bits_of_the_definition_on_any_number_of_threads() {
         // The same bits as `definition_in_blocks`, in every layout, packed and in place,
         // across block edges in every direction, on one thread and on three.
@@ -335,6 +375,8 @@ mod tests {
             (301, 300, 170), // enough work for 3 threads, each several tiles, the last short
             (70, 600, 1),    // one column: 32 rows side by side, the last 6 alone
             (3, 5, 1),
+            (301, 1, 170), // one step: an outer product, split between threads
+            (5, 1, 3),
         ] {
             let operands = Operands::seeded(dims, 5);
             let want = operands.definition_in_blocks();
