@@ -62,11 +62,28 @@ fn interleave<'a, const W: usize>(
     panel: &mut [f32],
 ) {
     if count == W {
-        // A whole panel: each step gathers one value of each line, a step of known size.
+        // A whole panel, in blocks of `STEPS` steps: each line gives `STEPS` values side by
+        // side (one read of known size), spread over the block's steps; then the steps
+        // left over, each gathering one value of each line.
+        const STEPS: usize = 8;
         let lines: [&[f32]; W] = std::array::from_fn(line);
-        for (p, step) in panel.chunks_exact_mut(W).enumerate() {
+        let kc = panel.len() / W;
+        let whole = kc - kc % STEPS;
+        for (block, p0) in panel[..whole * W]
+            .chunks_exact_mut(STEPS * W)
+            .zip((0..whole).step_by(STEPS))
+        {
+            for (i, line) in lines.iter().enumerate() {
+                let values: &[f32; STEPS] =
+                    line[p0..p0 + STEPS].try_into().expect("STEPS values");
+                for (step, &v) in block.chunks_exact_mut(W).zip(values) {
+                    step[i] = v;
+                }
+            }
+        }
+        for (p, step) in panel[whole * W..].chunks_exact_mut(W).enumerate() {
             let step: &mut [f32; W] = step.try_into().expect("chunks of W");
-            *step = std::array::from_fn(|i| lines[i][p]);
+            *step = std::array::from_fn(|i| lines[i][whole + p]);
         }
     } else {
         for i in 0..W {
