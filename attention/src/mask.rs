@@ -8,7 +8,7 @@
 
 use std::ops::BitAnd;
 
-use engine::{Device, SafeSoftmaxMask, Tensor};
+use engine::{Device, Tensor};
 
 /// Which key positions each query may attend to.
 ///
@@ -241,41 +241,6 @@ impl Mask {
             });
         }
         keep
-    }
-
-    /// The mask as the engine's [`safe_softmax`](Tensor::safe_softmax) takes it, or `None`
-    /// when nothing is masked: the causal parts as one offset (the smallest), every other
-    /// part combined into one keep tensor on the CPU, checked as [`Mask::keep_for`] checks
-    /// them. Causal order then costs no `[Q, K]` tensor.
-    #[track_caller]
-    pub(crate) fn safe_softmax_mask_for(
-        &self,
-        module: &str,
-        scores: &[usize],
-    ) -> Option<SafeSoftmaxMask> {
-        let rank = scores.len();
-        assert!(
-            rank >= 2,
-            "{module}: attention scores must be at least [Q, K], found {scores:?}"
-        );
-        if self.parts.is_empty() {
-            return None;
-        }
-        let mut mask = SafeSoftmaxMask::default();
-        for part in &self.parts {
-            if let Part::Causal(offset) = part {
-                let offset = causal_offset(module, *offset, scores);
-                mask.causal_offset =
-                    Some(mask.causal_offset.map_or(offset, |o| o.min(offset)));
-                continue;
-            }
-            let this = part_keep(module, part, scores).to(&Device::Cpu);
-            mask.keep = Some(match mask.keep {
-                None => this,
-                Some(k) => &k * &this,
-            });
-        }
-        Some(mask)
     }
 
     /// The same mask for d2l-style multi-head attention, where the heads of batch element

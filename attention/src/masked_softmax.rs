@@ -84,14 +84,6 @@ pub(crate) fn masked_softmax_in(
     fill: Fill,
 ) -> Tensor {
     crate::check::fill(module, fill);
-    if fill == Fill::Safe {
-        // The engine's fused op: causal order as an offset, no tensor the size of the
-        // scores but the weights (see `Tensor::safe_softmax` for what it computes).
-        return match mask.safe_softmax_mask_for(module, scores.shape()) {
-            None => scores.softmax(-1),
-            Some(visible) => scores.safe_softmax(&visible),
-        };
-    }
     let Some(keep) = mask.keep_for(module, scores.shape()) else {
         return scores.softmax(-1);
     };
@@ -100,6 +92,7 @@ pub(crate) fn masked_softmax_in(
     match fill {
         Fill::D2l => scores.masked_fill(&masked, D2L_FILL).softmax(-1),
         Fill::Constant(value) => scores.masked_fill(&masked, value).softmax(-1),
-        Fill::Safe => unreachable!("the safe fill returned above"),
+        // The engine's definition of the safe softmax, in its own ops (see there).
+        Fill::Safe => scores.safe_softmax_composed(&keep),
     }
 }

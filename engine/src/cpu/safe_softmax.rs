@@ -6,7 +6,8 @@
 //! Every step below is the step of the composed form for one element, in the same order:
 //! the maximum is the maximum reduction's (NaN wins), the sums are the sum reduction's
 //! (one running sum from 0, in order along the row), `exp` is the engine's, and each
-//! multiplication by the 0/1 mask is written out, as the composed form multiplies. The
+//! multiplication by the 0/1 mask is written as what it gives (the value itself, or the
+//! `+0` of `exp(0) · 0`). The
 //! backward pass is the chain of the composed form's derivatives (`backprop.rs`: `div`,
 //! `where`, `sum`, `mul`, `exp`, `where`, `sub`), element by element.
 
@@ -28,20 +29,74 @@ pub(crate) struct Visibility<'a> {
 }
 
 impl Visibility<'_> {
-    /// The mask of row `r` at entry `j`: 1 (visible) or 0, as the composed form's keep
-    /// tensor holds it.
+    /// Row `r`'s visible entries as a limit and a mask: entries `j < limit` may be visible
+    /// (causal order hides the rest), and among them those where the mask holds 1 (the
+    /// keep mask's row, or `None` when nothing else is masked).
     #[inline(always)]
-    fn keep(&self, r: usize, j: usize) -> f32 {
-        if let Some((queries, offset)) = self.causal
-            && j > (r % queries).saturating_add(offset)
-        {
-            return 0.0;
-        }
-        match self.keep {
-            Some((values, rows, step)) => values[rows[r] + j * step],
-            None => 1.0,
+    fn row(&self, r: usize, n: usize) -> (usize, KeepRow<'_>) {
+        let limit = match self.causal {
+            Some((queries, offset)) => {
+                n.min((r % queries).saturating_add(offset).saturating_add(1))
+            }
+            None => n,
+        };
+        let keep = match self.keep {
+            None => KeepRow::All,
+            Some((values, rows, 1)) => KeepRow::Values(&values[rows[r]..rows[r] + n]),
+            Some((values, rows, _)) => {
+                if values[rows[r]] != 0.0 {
+                    KeepRow::All
+                } else {
+                    KeepRow::None
+                }
+            }
+        };
+        (limit, keep)
+    }
+}
+
+/// The keep mask of one row, as the kernel reads it.
+#[derive(Clone, Copy)]
+enum KeepRow<'a> {
+    /// Every entry (before the causal limit) is visible.
+    All,
+    /// No entry is.
+    None,
+    /// Entry `j` is visible where the value is 1.
+    Values(&'a [f32]),
+}
+
+impl KeepRow<'_> {
+    #[inline(always)]
+    fn keeps(self, j: usize) -> bool {
+        match self {
+            KeepRow::All => true,
+            KeepRow::None => false,
+            KeepRow::Values(values) => values[j] != 0.0,
         }
     }
+}
+
+/// The composed form's maximum reduction of `keep ? x : f32::MIN` over one row: NaN if a
+/// visible entry is NaN, else the largest visible value, raised to `f32::MIN` when some
+/// entry is masked. (The maximum does not depend on the order, but for the sign of a zero
+/// maximum, which no result depends on: `x − 0` is `x` either way, and `exp(±0) = 1`.)
+#[inline(always)]
+fn row_max(row: &[f32], limit: usize, keep: KeepRow) -> (f32, bool) {
+    let mut max = f32::NEG_INFINITY;
+    let mut nan = false;
+    let mut visible = 0usize;
+    for (j, &s) in row[..limit].iter().enumerate() {
+        if keep.keeps(j) {
+            nan |= s.is_nan();
+            max = if s > max { s } else { max };
+            visible += 1;
+        }
+    }
+    if visible < row.len() {
+        max = if f32::MIN > max { f32::MIN } else { max };
+    }
+    (if nan { f32::NAN } else { max }, visible > 0)
 }
 
 /// What the backward pass needs besides the output: each row's shift (the largest visible
@@ -60,138 +115,100 @@ pub(crate) fn forward(
     visibility: Visibility,
 ) -> (Vec<f32>, Saved) {
     let rows = x.len() / n;
-    let mut shift = vec![0.0; rows];
-    let mut divisor = vec![1.0; rows];
-    let mut has_mass = vec![false; rows];
-    for (r, ((shift, divisor), has_mass)) in shift
-        .iter_mut()
-        .zip(&mut divisor)
-        .zip(&mut has_mass)
-        .enumerate()
-    {
-        let row = &x[r * n..(r + 1) * n];
-        // The largest visible score (the maximum reduction of `keep ? x : f32::MIN`, NaN
-        // winning), and whether anything is visible (the maximum of the mask above 0).
-        let mut max = f32::NEG_INFINITY;
-        let mut visible = false;
-        for (j, &s) in row.iter().enumerate() {
-            let kept = visibility.keep(r, j) != 0.0;
-            visible |= kept;
-            let v = if kept { s } else { f32::MIN };
-            if !max.is_nan() && (v.is_nan() || v > max) {
-                max = v;
-            }
-        }
-        let chosen = if visible { max } else { 0.0 };
-        *shift = if chosen > f32::NEG_INFINITY {
-            chosen
-        } else {
-            0.0
-        };
-        // The exponentials' sum, one running sum in order.
-        let mut sum = 0.0f32;
-        for (j, &s) in row.iter().enumerate() {
-            let k = visibility.keep(r, j);
-            let e = exp(if k != 0.0 { s - *shift } else { 0.0 }) * k;
-            sum += e;
-        }
-        *has_mass = sum != 0.0; // a NaN sum divides, so the row is NaN
-        *divisor = if *has_mass { sum } else { 1.0 };
-    }
-    let path = kernels::active();
     let mut out = spare::for_overwrite(x.len());
-    let (shift_ref, divisor_ref) = (&shift, &divisor);
-    for_each_block(&mut out, n, |start, block| {
-        weights_on(
-            path,
-            &x[start..start + block.len()],
-            block,
-            (start / n, n),
-            (shift_ref, divisor_ref),
-            visibility,
-        );
-    });
-    let saved = Saved {
-        shift,
-        divisor,
-        has_mass,
+    let mut saved = Saved {
+        shift: Vec::with_capacity(rows),
+        divisor: Vec::with_capacity(rows),
+        has_mass: Vec::with_capacity(rows),
     };
+    let path = kernels::active();
+    for (r, (row, out)) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)).enumerate()
+    {
+        let (shift, divisor, has_mass) =
+            forward_row_on(path, row, out, visibility.row(r, n));
+        saved.shift.push(shift);
+        saved.divisor.push(divisor);
+        saved.has_mass.push(has_mass);
+    }
     (out, saved)
 }
 
-/// `exp(x − shift) · keep / divisor` for the rows from `first`, on `path`.
-fn weights_on(
+/// [`forward_row`] on `path`.
+fn forward_row_on(
     path: KernelPath,
-    x: &[f32],
+    row: &[f32],
     out: &mut [f32],
-    (first, n): (usize, usize),
-    saved: (&[f32], &[f32]),
-    visibility: Visibility,
-) {
+    visible: (usize, KeepRow),
+) -> (f32, f32, bool) {
     match path {
         // SAFETY: `kernels::active` names only paths this CPU supports.
         #[cfg(target_arch = "x86_64")]
-        KernelPath::Avx512 => unsafe {
-            weights_avx512(x, out, (first, n), saved, visibility)
-        },
+        KernelPath::Avx512 => unsafe { forward_row_avx512(row, out, visible) },
         // SAFETY: as above.
         #[cfg(target_arch = "x86_64")]
-        KernelPath::Avx2 => unsafe {
-            weights_avx2(x, out, (first, n), saved, visibility)
-        },
-        _ => weights_portable(x, out, (first, n), saved, visibility),
+        KernelPath::Avx2 => unsafe { forward_row_avx2(row, out, visible) },
+        _ => forward_row(row, out, visible),
     }
 }
 
-/// [`weights_portable`] compiled for AVX-512.
+/// [`forward_row`] compiled for AVX-512.
 ///
 /// # Safety
 /// The CPU must support AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn weights_avx512(
-    x: &[f32],
+unsafe fn forward_row_avx512(
+    row: &[f32],
     out: &mut [f32],
-    rows: (usize, usize),
-    saved: (&[f32], &[f32]),
-    visibility: Visibility,
-) {
-    weights_portable(x, out, rows, saved, visibility)
+    visible: (usize, KeepRow),
+) -> (f32, f32, bool) {
+    forward_row(row, out, visible)
 }
 
-/// [`weights_portable`] compiled for AVX2 with FMA.
+/// [`forward_row`] compiled for AVX2 with FMA.
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn weights_avx2(
-    x: &[f32],
+unsafe fn forward_row_avx2(
+    row: &[f32],
     out: &mut [f32],
-    rows: (usize, usize),
-    saved: (&[f32], &[f32]),
-    visibility: Visibility,
-) {
-    weights_portable(x, out, rows, saved, visibility)
+    visible: (usize, KeepRow),
+) -> (f32, f32, bool) {
+    forward_row(row, out, visible)
 }
 
+/// One row's weights into `out`; returns its shift, its divisor and whether the divisor
+/// is the sum of its exponentials (it is 1 when that sum is 0).
 #[inline(always)]
-fn weights_portable(
-    x: &[f32],
+fn forward_row(
+    row: &[f32],
     out: &mut [f32],
-    (first, n): (usize, usize),
-    (shift, divisor): (&[f32], &[f32]),
-    visibility: Visibility,
-) {
-    for (i, (row, out)) in x.chunks_exact(n).zip(out.chunks_exact_mut(n)).enumerate()
-    {
-        let r = first + i;
-        let (shift, divisor) = (shift[r], divisor[r]);
-        for (j, (o, &s)) in out.iter_mut().zip(row).enumerate() {
-            let k = visibility.keep(r, j);
-            *o = (exp(if k != 0.0 { s - shift } else { 0.0 }) * k) / divisor;
-        }
+    (limit, keep): (usize, KeepRow),
+) -> (f32, f32, bool) {
+    let (max, visible) = row_max(row, limit, keep);
+    let chosen = if visible { max } else { 0.0 };
+    let shift = if chosen > f32::NEG_INFINITY {
+        chosen
+    } else {
+        0.0
+    };
+    // `exp(keep ? x − shift : 0) · keep`: the exponential where visible, exactly 0 where not.
+    let (near, far) = out.split_at_mut(limit);
+    for (j, (o, &s)) in near.iter_mut().zip(&row[..limit]).enumerate() {
+        let e = exp(s - shift);
+        *o = if keep.keeps(j) { e } else { 0.0 };
     }
+    far.fill(0.0);
+    // One running sum in order (adding the zeros past the limit would change nothing).
+    let sum = near.iter().fold(0.0f32, |acc, &e| acc + e);
+    let has_mass = sum != 0.0; // a NaN sum divides, so the row is NaN
+    let divisor = if has_mass { sum } else { 1.0 };
+    for o in out.iter_mut() {
+        *o /= divisor;
+    }
+    (shift, divisor, has_mass)
 }
 
 /// The gradient with respect to the scores `x`, given the weights `out` and the gradient
@@ -204,6 +221,7 @@ pub(crate) fn backward(
     saved: &Saved,
     visibility: Visibility,
 ) -> Vec<f32> {
+    let path = kernels::active();
     let mut dx = spare::for_overwrite(x.len());
     for_each_block(&mut dx, n, |start, block| {
         let first = start / n;
@@ -215,24 +233,103 @@ pub(crate) fn backward(
             .zip(block.chunks_exact_mut(n));
         for (i, (((x, out), g), dx)) in rows.enumerate() {
             let r = first + i;
-            let (shift, divisor) = (saved.shift[r], saved.divisor[r]);
-            // `div`: d(e / D) gives g / D to e and Σ −(g · out / D) to D; `where` passes
-            // the latter to the sum only where the sum is the divisor; `sum` hands it back
-            // to every exponential.
-            let to_divisor = out
-                .iter()
-                .zip(g)
-                .fold(0.0f32, |acc, (&o, &g)| acc + -(g * o / divisor));
-            let to_sum = if saved.has_mass[r] { to_divisor } else { 0.0 };
-            for (j, ((d, &s), &g)) in dx.iter_mut().zip(x).zip(g).enumerate() {
-                let k = visibility.keep(r, j);
-                let to_exps = g / divisor + to_sum;
-                // `mul` by the mask, `exp` (times its output), `where` on the mask.
-                let e = exp(if k != 0.0 { s - shift } else { 0.0 });
-                let to_shifted = (to_exps * k) * e;
-                *d = if k != 0.0 { to_shifted } else { 0.0 };
-            }
+            let row = RowSaved {
+                shift: saved.shift[r],
+                divisor: saved.divisor[r],
+                has_mass: saved.has_mass[r],
+            };
+            backward_row_on(path, (x, out, g), dx, row, visibility.row(r, n));
         }
     });
     dx
+}
+
+/// One row's values from the forward pass.
+#[derive(Clone, Copy)]
+struct RowSaved {
+    shift: f32,
+    divisor: f32,
+    has_mass: bool,
+}
+
+/// [`backward_row`] on `path`.
+fn backward_row_on(
+    path: KernelPath,
+    row: (&[f32], &[f32], &[f32]),
+    dx: &mut [f32],
+    saved: RowSaved,
+    visible: (usize, KeepRow),
+) {
+    match path {
+        // SAFETY: `kernels::active` names only paths this CPU supports.
+        #[cfg(target_arch = "x86_64")]
+        KernelPath::Avx512 => unsafe { backward_row_avx512(row, dx, saved, visible) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        KernelPath::Avx2 => unsafe { backward_row_avx2(row, dx, saved, visible) },
+        _ => backward_row(row, dx, saved, visible),
+    }
+}
+
+/// [`backward_row`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn backward_row_avx512(
+    row: (&[f32], &[f32], &[f32]),
+    dx: &mut [f32],
+    saved: RowSaved,
+    visible: (usize, KeepRow),
+) {
+    backward_row(row, dx, saved, visible)
+}
+
+/// [`backward_row`] compiled for AVX2 with FMA.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn backward_row_avx2(
+    row: (&[f32], &[f32], &[f32]),
+    dx: &mut [f32],
+    saved: RowSaved,
+    visible: (usize, KeepRow),
+) {
+    backward_row(row, dx, saved, visible)
+}
+
+/// One row's gradient into `dx`.
+#[inline(always)]
+fn backward_row(
+    (x, out, g): (&[f32], &[f32], &[f32]),
+    dx: &mut [f32],
+    saved: RowSaved,
+    (limit, keep): (usize, KeepRow),
+) {
+    let RowSaved {
+        shift,
+        divisor,
+        has_mass,
+    } = saved;
+    // `div`: d(e / D) gives g / D to e and Σ −(g · out / D) to D; `where` passes the latter
+    // to the sum only where the sum is the divisor; `sum` hands it back to every
+    // exponential. (Every entry counts here: a masked entry's weight is 0, but an infinite
+    // g times it is NaN.)
+    let to_divisor = out
+        .iter()
+        .zip(g)
+        .fold(0.0f32, |acc, (&o, &g)| acc + -(g * o / divisor));
+    let to_sum = if has_mass { to_divisor } else { 0.0 };
+    // Then `mul` by the mask (by 1, which changes nothing), `exp` (times its output) and
+    // `where` on the mask: a masked entry gets 0.
+    let (near, far) = dx.split_at_mut(limit);
+    for (j, (d, (&s, &g))) in near.iter_mut().zip(x.iter().zip(g)).enumerate() {
+        let to_exps = g / divisor + to_sum;
+        let e = exp(s - shift);
+        *d = if keep.keeps(j) { to_exps * e } else { 0.0 };
+    }
+    far.fill(0.0);
 }
