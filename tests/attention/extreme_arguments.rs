@@ -12,28 +12,10 @@ use engine::random::rng_from_seed;
 
 #[path = "../engine/common/mod.rs"]
 mod engine_common;
-use engine_common::panic_at;
+use engine_common::refused_in;
 
 fn randn(shape: &[usize], seed: u64) -> Tensor {
     Tensor::normal_with(shape, 0.0, 1.0, &mut rng_from_seed(seed))
-}
-
-/// Runs `f`, which must be refused at a line of this file (the caller's, through
-/// `#[track_caller]`), with a message that starts with `start`.
-#[track_caller]
-fn refused_here(start: &str, f: impl FnOnce()) {
-    let raised = panic_at(f);
-    assert_eq!(
-        raised.file.as_str(),
-        file!(),
-        "refused at the caller's line, not inside the library: {}",
-        raised.message
-    );
-    assert!(
-        raised.message.starts_with(start),
-        "expected a message starting with {start:?}, found {:?}",
-        raised.message
-    );
 }
 
 #[test]
@@ -123,13 +105,14 @@ fn windows_and_blocks_wider_than_the_sequence_are_full_attention() {
 #[test]
 fn counts_too_large_for_memory_or_for_f32_are_refused_where_they_are_written() {
     let lens = Mask::valid_lens(&Tensor::from_vec(vec![2.0], [1]));
-    refused_here(
+    refused_in(
+        file!(),
         "Mask::repeat_for_heads: heads must be at least 1, found 0",
         || {
             let _ = lens.repeat_for_heads(0);
         },
     );
-    refused_here("repeat_interleave: ", || {
+    refused_in(file!(), "repeat_interleave: ", || {
         let _ = lens.repeat_for_heads(usize::MAX);
     });
     let x = Tensor::ones([1, 3, 4]);
@@ -139,7 +122,8 @@ fn counts_too_large_for_memory_or_for_f32_are_refused_where_they_are_written() {
             chunk: 1,
             ..Default::default()
         };
-        refused_here(
+        refused_in(
+            file!(),
             "lsh_attention: n_buckets must be at most 2²⁴ = 16777216",
             || {
                 let _ = lsh_attention(&x, &x, &options);
@@ -148,14 +132,16 @@ fn counts_too_large_for_memory_or_for_f32_are_refused_where_they_are_written() {
     }
     let mut cache = KvCache::new(usize::MAX / 8);
     let token = Tensor::ones([1, 1, 1, 4]);
-    refused_here(
+    refused_in(
+        file!(),
         "KvCache::append: growing to 2305843009213693951 tokens",
         || {
             cache.append(&token, &token);
         },
     );
     let mut cache = KvCache::new(usize::MAX);
-    refused_here(
+    refused_in(
+        file!(),
         "KvCache::append: growing to 18446744073709551615 tokens",
         || {
             cache.append(&token, &token);

@@ -4,25 +4,7 @@
 
 use engine::{BlockedAttentionOptions, Tensor};
 
-use crate::common::{panic_at, randn};
-
-/// Runs `f`, which must be refused at a line of this file (the caller's, through
-/// `#[track_caller]`), with a message that starts with `start`.
-#[track_caller]
-fn refused_here(start: &str, f: impl FnOnce()) {
-    let raised = panic_at(f);
-    assert_eq!(
-        raised.file.as_str(),
-        file!(),
-        "refused at the caller's line, not inside the engine: {}",
-        raised.message
-    );
-    assert!(
-        raised.message.starts_with(start),
-        "expected a message starting with {start:?}, found {:?}",
-        raised.message
-    );
-}
+use crate::common::{randn, refused_in};
 
 #[test]
 fn tril_and_triu_take_any_i64_diagonal_without_overflow() {
@@ -48,31 +30,33 @@ fn a_dimension_past_i64_is_refused_not_read_as_the_last_one() {
     let x = Tensor::ones([3, 4]);
     let out_of_range =
         "dimension 9223372036854775807 is out of range for a tensor of rank 2";
-    refused_here(&format!("sum_dim: {out_of_range}"), || {
+    refused_in(file!(), &format!("sum_dim: {out_of_range}"), || {
         let _ = x.sum_dim(usize::MAX);
     });
-    refused_here(&format!("softmax: {out_of_range}"), || {
+    refused_in(file!(), &format!("softmax: {out_of_range}"), || {
         let _ = x.softmax(u64::MAX);
     });
-    refused_here(&format!("transpose: {out_of_range}"), || {
+    refused_in(file!(), &format!("transpose: {out_of_range}"), || {
         let _ = x.transpose(usize::MAX, 0);
     });
-    refused_here(&format!("concat: {out_of_range}"), || {
+    refused_in(file!(), &format!("concat: {out_of_range}"), || {
         let _ = Tensor::concat(&[&x, &x], usize::MAX);
     });
-    refused_here(
+    refused_in(
+        file!(),
         "unsqueeze: cannot insert a dimension at 9223372036854775807",
         || {
             let _ = x.unsqueeze(usize::MAX);
         },
     );
-    refused_here(
+    refused_in(
+        file!(),
         "stack: cannot insert a dimension at 9223372036854775807",
         || {
             let _ = Tensor::stack(&[&x, &x], usize::MAX);
         },
     );
-    refused_here("sum_dim: dimension -9223372036854775808", || {
+    refused_in(file!(), "sum_dim: dimension -9223372036854775808", || {
         let _ = x.sum_dim(i128::MIN);
     });
     // Small values of the wider types still count as they read.
@@ -113,7 +97,7 @@ fn refused_lengths_of_blocked_attention_point_at_the_caller() {
         let expected = format!(
             "blocked_attention: lengths must be whole numbers ≥ 0, found {bad}"
         );
-        refused_here(&expected, || {
+        refused_in(file!(), &expected, || {
             let _ = q.blocked_attention(&q, &q, &options);
         });
     }
@@ -121,7 +105,7 @@ fn refused_lengths_of_blocked_attention_point_at_the_caller() {
         keep: Some(Tensor::from_vec(vec![0.5, 1.0], [1, 1, 2])),
         ..Default::default()
     };
-    refused_here("blocked_attention: ", || {
+    refused_in(file!(), "blocked_attention: ", || {
         let _ = q.blocked_attention(&q, &q, &options);
     });
 }
@@ -129,43 +113,45 @@ fn refused_lengths_of_blocked_attention_point_at_the_caller() {
 #[test]
 fn sizes_and_indices_at_the_edge_of_their_type_are_refused_where_they_are_written() {
     let x = Tensor::ones([3, 4]);
-    refused_here("narrow: the range 18446744073709551615..", || {
+    refused_in(file!(), "narrow: the range 18446744073709551615..", || {
         let _ = x.narrow(0, usize::MAX, 2);
     });
-    refused_here("narrow: the range 18446744073709551614..", || {
+    refused_in(file!(), "narrow: the range 18446744073709551614..", || {
         let _ = x.slice(0, usize::MAX - 1..usize::MAX);
     });
-    refused_here("repeat_interleave: 3 entries repeated", || {
+    refused_in(file!(), "repeat_interleave: 3 entries repeated", || {
         let _ = x.repeat_interleave(usize::MAX / 2, 0);
     });
-    refused_here("topk: k = 18446744073709551615 is larger", || {
+    refused_in(file!(), "topk: k = 18446744073709551615 is larger", || {
         let _ = x.topk(usize::MAX, 1);
     });
-    refused_here(
+    refused_in(
+        file!(),
         "zeros: the shape [18446744073709551615, 2] holds more",
         || {
             let _ = Tensor::zeros([usize::MAX, 2]);
         },
     );
-    refused_here(
+    refused_in(
+        file!(),
         "expand: the shape [18446744073709551615, 2] holds more",
         || {
             let _ = Tensor::ones([1, 1]).expand([usize::MAX, 2]);
         },
     );
-    refused_here("reshape: cannot reshape [3, 4]", || {
+    refused_in(file!(), "reshape: cannot reshape [3, 4]", || {
         let _ = x.reshape([usize::MAX, 0]);
     });
     for index in [1e30, f32::NAN, f32::INFINITY, -1.0, 0.5] {
         let index = Tensor::from_vec(vec![index], [1]);
-        refused_here("index_select: index ", || {
+        refused_in(file!(), "index_select: index ", || {
             let _ = x.index_select(0, &index);
         });
-        refused_here("embedding: index ", || {
+        refused_in(file!(), "embedding: index ", || {
             let _ = Tensor::embedding(&index, &x);
         });
     }
-    refused_here("gather: index NaN", || {
+    refused_in(file!(), "gather: index NaN", || {
         let _ = x.gather(1, &Tensor::from_vec(vec![f32::NAN; 12], [3, 4]));
     });
 }
@@ -173,22 +159,28 @@ fn sizes_and_indices_at_the_edge_of_their_type_are_refused_where_they_are_writte
 #[test]
 fn probabilities_bounds_and_spreads_that_are_not_numbers_are_refused() {
     let x = Tensor::ones([3, 4]);
-    refused_here(
+    refused_in(
+        file!(),
         "dropout: the probability p must be in [0, 1], found NaN",
         || {
             let _ = x.dropout(f32::NAN, true);
         },
     );
-    refused_here(
+    refused_in(
+        file!(),
         "rand: needs finite low < high, found low = 0, high = inf",
         || {
             let _ = Tensor::rand([2], 0.0, f32::INFINITY);
         },
     );
-    refused_here("normal: needs a finite mean and a finite std ≥ 0", || {
-        let _ = Tensor::normal([2], 0.0, f32::NAN);
-    });
-    refused_here("clamp: needs min ≤ max (neither NaN)", || {
+    refused_in(
+        file!(),
+        "normal: needs a finite mean and a finite std ≥ 0",
+        || {
+            let _ = Tensor::normal([2], 0.0, f32::NAN);
+        },
+    );
+    refused_in(file!(), "clamp: needs min ≤ max (neither NaN)", || {
         let _ = x.clamp(f32::NAN, 1.0);
     });
     let q = Tensor::ones([1, 2, 4]);
@@ -196,7 +188,11 @@ fn probabilities_bounds_and_spreads_that_are_not_numbers_are_refused() {
         scale: Some(f32::NAN),
         ..Default::default()
     };
-    refused_here("blocked_attention: the scale must be finite", || {
-        let _ = q.blocked_attention(&q, &q, &options);
-    });
+    refused_in(
+        file!(),
+        "blocked_attention: the scale must be finite",
+        || {
+            let _ = q.blocked_attention(&q, &q, &options);
+        },
+    );
 }

@@ -104,6 +104,24 @@ pub struct Raised {
     pub line: u32,
 }
 
+/// Runs `f`, which must be refused at a line of `file` (pass `file!()`: the caller's line,
+/// through `#[track_caller]`), with a message that starts with `start`.
+#[track_caller]
+pub fn refused_in(file: &str, start: &str, f: impl FnOnce()) {
+    let raised = panic_at(f);
+    assert_eq!(
+        raised.file.as_str(),
+        file,
+        "refused at the caller's line, not inside the engine or the library: {}",
+        raised.message
+    );
+    assert!(
+        raised.message.starts_with(start),
+        "expected a message starting with {start:?}, found {:?}",
+        raised.message
+    );
+}
+
 /// Runs `f`, which must panic, and returns the message with the file and line the panic
 /// was reported at. The expected panic is not printed; any other panic is, as usual.
 pub fn panic_at(f: impl FnOnce()) -> Raised {
