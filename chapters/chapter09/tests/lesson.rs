@@ -10,6 +10,7 @@ use attention::prelude::*;
 use chapter09::*;
 use engine::gradcheck::gradcheck;
 use engine::kernels::{self, KernelPath};
+use lesson::panic_message;
 
 /// A directory of the test's own, removed at the end.
 struct Dir(PathBuf);
@@ -449,17 +450,6 @@ fn resumable_adam_refuses_every_rate_and_config_adam_refuses() {
     let mut adam = ResumableAdam::new(tiny().parameters(), AdamConfig::default());
     adam.set_lr(0.0);
     assert_eq!(adam.lr(), 0.0);
-}
-
-/// The message of the panic `f` raises.
-fn panic_message(f: impl FnOnce()) -> String {
-    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .expect_err("expected a panic");
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
 }
 
 #[test]
