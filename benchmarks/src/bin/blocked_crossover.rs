@@ -4,7 +4,7 @@
 //! fastest and the slowest of a few runs, and the peak of tensor bytes of each. The batch
 //! holds `2048 / d` heads, so every width moves the same number of values: `[64, T, 32]`
 //! is the multi-head benchmark's 8 × 8 heads of 32 features, `[8, T, 256]` the `sdpa`
-//! benchmark's one head of 256. The result sets `attention::blocked_from_keys`.
+//! benchmark's one head of 256. The result sets `attention::BLOCKED_FROM_KEYS`.
 //!
 //! ```console
 //! cargo run --release -p benchmarks --bin blocked_crossover
