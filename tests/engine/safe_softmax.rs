@@ -174,6 +174,54 @@ fn the_edges_written_out() {
     assert!(plain.iter().all(|v| v.is_nan()), "{plain:?}");
 }
 
+/// Seeded scores and gradients from above for `shape`.
+fn seeded(shape: &[usize], seed: u64) -> (Vec<f32>, Vec<f32>) {
+    let n: usize = shape.iter().product();
+    let mut rng = engine::random::rng_from_seed(seed);
+    let x = Tensor::normal_with([n], 0.0, 3.0, &mut rng).to_vec();
+    let g = Tensor::normal_with([n], 0.0, 1.0, &mut rng).to_vec();
+    (x, g)
+}
+
+#[test]
+fn scores_of_rank_two_three_and_five_read_their_query_positions_right() {
+    // Causal order reads each row's query position along the second-to-last dimension,
+    // whatever the rank: [5, 3] has more queries than keys, [1, 2, 3, 4, 5] puts the queries
+    // at dimension 3.
+    for (shape, keep_shape) in [
+        (vec![5, 3], vec![1, 3]),
+        (vec![2, 5, 3], vec![2, 1, 3]),
+        (vec![1, 2, 3, 4, 5], vec![1, 1, 1, 1, 5]),
+    ] {
+        let (x, g) = seeded(&shape, 3);
+        let keys = keep_shape.iter().product();
+        let keep: Vec<f32> = (0..keys).map(|j| f32::from(j % 3 != 1)).collect();
+        for offset in [0, 1] {
+            let mask = SafeSoftmaxMask {
+                keep: Some(Tensor::from_vec(keep.clone(), keep_shape.clone())),
+                causal_offset: Some(offset),
+            };
+            both(&x, &shape, &mask, &g);
+        }
+    }
+}
+
+#[test]
+fn rows_split_between_threads_give_the_same_bits() {
+    // Over a million scores: the kernels split the rows between threads.
+    let previous = engine::threads::num_threads();
+    engine::threads::set_num_threads(3);
+    let shape = [1100, 1000];
+    assert!(shape[0] * shape[1] >= engine::threads::PARALLEL_MIN);
+    let (x, g) = seeded(&shape, 4);
+    let mask = SafeSoftmaxMask {
+        keep: None,
+        causal_offset: Some(100),
+    };
+    both(&x, &shape, &mask, &g);
+    engine::threads::set_num_threads(previous);
+}
+
 #[test]
 fn causal_order_from_an_offset_is_the_lower_triangle() {
     let scores = Tensor::zeros([3, 4]);
@@ -197,6 +245,12 @@ fn causal_order_from_an_offset_is_the_lower_triangle() {
         ..Default::default()
     });
     assert_eq!(empty.shape(), [3, 0]);
+    let keep = SafeSoftmaxMask {
+        keep: Some(Tensor::ones([2, 3, 0])),
+        causal_offset: Some(0),
+    };
+    let empty = Tensor::zeros([2, 3, 0]).safe_softmax(&keep);
+    assert_eq!(empty.shape(), [2, 3, 0]);
 }
 
 #[test]
