@@ -4,7 +4,7 @@
 
 use crate::harness;
 
-use engine::{Device, GeluApprox, Reduction, Tensor};
+use engine::{Device, GeluApprox, Reduction, SafeSoftmaxMask, Tensor};
 use harness::{
     F32, Tolerance, backward_weighted, on_devices, param, randn, test_gpu,
 };
@@ -162,6 +162,24 @@ fn softmax_of_infinities() {
         let x = x.to(dev);
         vec![x.softmax(-1), x.log_softmax(-1), x.logsumexp(-1)]
     });
+}
+
+#[test]
+fn safe_softmax_with_causal_order_and_a_keep_mask() {
+    // The GPU computes the composed definition; the CPU its fused kernel. Query 0 of the
+    // second batch element sees nothing (zeros); [B, H, Q, K] = [2, 3, 5, 7].
+    for offset in [None, Some(0), Some(2)] {
+        unary_case("safe_softmax", &[2, 3, 5, 7], |x| {
+            let mut keep = vec![1.0; 2 * 5 * 7];
+            keep[35..42].fill(0.0);
+            keep[3] = 0.0;
+            let mask = SafeSoftmaxMask {
+                keep: Some(Tensor::from_vec(keep, [2, 1, 5, 7]).to(&x.device())),
+                causal_offset: offset,
+            };
+            (x * 3.0).safe_softmax(&mask)
+        });
+    }
 }
 
 #[test]
