@@ -180,6 +180,14 @@ fn safe_softmax_with_causal_order_and_a_keep_mask() {
             (x * 3.0).safe_softmax(&mask)
         });
     }
+    // Scores of rank 2 with more queries than keys.
+    unary_case("safe_softmax of [6, 4]", &[6, 4], |x| {
+        let mask = SafeSoftmaxMask {
+            causal_offset: Some(1),
+            ..Default::default()
+        };
+        x.safe_softmax(&mask)
+    });
 }
 
 #[test]
