@@ -3,8 +3,9 @@
 //! the maximum and a few over the row, where the composed form makes a dozen tensors of
 //! the size of the scores.
 //!
-//! Every step below is the step of the composed form for one element, in the same order:
-//! the maximum is the maximum reduction's (NaN wins), the sums are the sum reduction's
+//! Every step below is the step of the composed form for one element, in the same order
+//! (each row's shift is the composed form's wherever a result depends on it, see
+//! `row_shift`): the sums are the sum reduction's
 //! (one running sum from 0, in order along the row), `exp` is the engine's, and each
 //! multiplication by the 0/1 mask is written as what it gives (the value itself, or the
 //! `+0` of `exp(0) · 0`). The
@@ -77,26 +78,25 @@ impl KeepRow<'_> {
     }
 }
 
-/// The composed form's maximum reduction of `keep ? x : f32::MIN` over one row: NaN if a
-/// visible entry is NaN, else the largest visible value, raised to `f32::MIN` when some
-/// entry is masked. (The maximum does not depend on the order, but for the sign of a zero
-/// maximum, which no result depends on: `x − 0` is `x` either way, and `exp(±0) = 1`.)
+/// The row's shift: its largest visible score, or 0 when that is not above `-inf` (nothing
+/// visible, or only `-inf`).
+///
+/// This is the composed form's shift wherever a result depends on it. Where the two
+/// differ, none does: with a visible NaN the composed form shifts by 0 and this by the
+/// largest other score, but the row's sum is NaN and every weight and gradient NaN either
+/// way; when every visible score is `-inf`, the composed form's maximum is `f32::MIN` if
+/// some entry is masked, but every exponential is `exp(-inf) = 0` either way. (Nor does
+/// the order of a maximum matter, but for the sign of a zero maximum: `x − 0` is `x`
+/// either way, and `exp(±0) = 1`.)
 #[inline(always)]
-fn row_max(row: &[f32], limit: usize, keep: KeepRow) -> (f32, bool) {
+fn row_shift(row: &[f32], limit: usize, keep: KeepRow) -> f32 {
     let mut max = f32::NEG_INFINITY;
-    let mut nan = false;
-    let mut visible = 0usize;
     for (j, &s) in row[..limit].iter().enumerate() {
-        if keep.keeps(j) {
-            nan |= s.is_nan();
-            max = if s > max { s } else { max };
-            visible += 1;
+        if keep.keeps(j) && s > max {
+            max = s;
         }
     }
-    if visible < row.len() {
-        max = if f32::MIN > max { f32::MIN } else { max };
-    }
-    (if nan { f32::NAN } else { max }, visible > 0)
+    if max > f32::NEG_INFINITY { max } else { 0.0 }
 }
 
 /// What the backward pass needs besides the output: each row's shift (the largest visible
@@ -187,13 +187,7 @@ fn forward_row(
     out: &mut [f32],
     (limit, keep): (usize, KeepRow),
 ) -> (f32, f32, bool) {
-    let (max, visible) = row_max(row, limit, keep);
-    let chosen = if visible { max } else { 0.0 };
-    let shift = if chosen > f32::NEG_INFINITY {
-        chosen
-    } else {
-        0.0
-    };
+    let shift = row_shift(row, limit, keep);
     // `exp(keep ? x − shift : 0) · keep`: the exponential where visible, exactly 0 where not.
     let (near, far) = out.split_at_mut(limit);
     for (j, (o, &s)) in near.iter_mut().zip(&row[..limit]).enumerate() {
