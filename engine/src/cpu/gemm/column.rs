@@ -58,25 +58,23 @@ fn product_portable(a: View, b: &[f32], out: &mut [f32]) {
     if a.transposed {
         return steps(a.data, (m, k), b, out);
     }
-    // Where a(i, p) is: rows of k values, or (transposed) steps of m values.
-    let (row_step, p_step) = if a.transposed { (1, m) } else { (k, 1) };
+    // `a` is row-major: row i is a[i·k..(i + 1)·k].
     for (i0, out) in (0..m).step_by(ROWS).zip(out.chunks_mut(ROWS)) {
         let rows = out.len();
+        let a_rows = &a.data[i0 * k..(i0 + rows) * k];
         let mut total = [0.0f32; ROWS];
         for (block, p0) in (0..k).step_by(KC).enumerate() {
-            let kc = KC.min(k - p0);
+            let end = k.min(p0 + KC);
             // `ROWS` independent chains, one per row, each in order of p.
             let mut sums = [0.0f32; ROWS];
             let mut p = p0;
-            if !a.transposed && rows == ROWS {
-                // Rows side by side in memory: `ROWS` steps of every row at a time,
-                // turned into steps of `ROWS` values (a transpose in registers), so each
-                // step is one vector multiply-add instead of `ROWS` scalar ones.
-                while p + ROWS <= p0 + kc {
+            if rows == ROWS {
+                // A whole run of rows: `ROWS` steps of every row at a time, turned into
+                // steps of `ROWS` values (a transpose in registers), so each step is one
+                // vector multiply-add instead of `ROWS` scalar ones.
+                while p + ROWS <= end {
                     let mut steps = [[0.0f32; ROWS]; ROWS];
-                    for (r, row) in
-                        a.data[i0 * k..].chunks_exact(k).take(ROWS).enumerate()
-                    {
+                    for (r, row) in a_rows.chunks_exact(k).enumerate() {
                         for (step, &v) in steps.iter_mut().zip(&row[p..p + ROWS]) {
                             step[r] = v;
                         }
@@ -89,10 +87,9 @@ fn product_portable(a: View, b: &[f32], out: &mut [f32]) {
                     p += ROWS;
                 }
             }
-            for (p, &b_p) in (p..p0 + kc).zip(&b[p..p0 + kc]) {
-                let step = &a.data[i0 * row_step + p * p_step..];
-                for (r, sum) in sums.iter_mut().enumerate().take(rows) {
-                    *sum = step[r * row_step].mul_add(b_p, *sum);
+            for (p, &b_p) in (p..end).zip(&b[p..end]) {
+                for (sum, row) in sums.iter_mut().zip(a_rows.chunks_exact(k)) {
+                    *sum = row[p].mul_add(b_p, *sum);
                 }
             }
             if block == 0 {
@@ -125,7 +122,7 @@ fn steps(a: &[f32], (m, k): (usize, usize), b: &[f32], out: &mut [f32]) {
         for (block, p0) in (0..k).step_by(KC).enumerate() {
             let sums = &mut sums[..rows];
             sums.fill(0.0);
-            for (p, &b_p) in b.iter().enumerate().skip(p0).take(KC.min(k - p0)) {
+            for (p, &b_p) in b.iter().enumerate().skip(p0).take(KC) {
                 let step = &a[p * m + i0..p * m + i0 + rows];
                 for (sum, &a_ip) in sums.iter_mut().zip(step) {
                     *sum = a_ip.mul_add(b_p, *sum);

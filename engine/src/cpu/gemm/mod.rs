@@ -147,7 +147,7 @@ pub(crate) fn sgemm_on(
         return column::product(path, a, b, out);
     }
     if k == 1 && n > 0 {
-        return outer::product(path, a, b, out);
+        return outer::product(path, a, b, out, threads);
     }
     // SAFETY (the kernels' contract): the CPU supports `path`, checked above.
     unsafe {
@@ -375,7 +375,8 @@ mod tests {
             (301, 300, 170), // enough work for 3 threads, each several tiles, the last short
             (70, 600, 1),    // one column: 32 rows side by side, the last 6 alone
             (3, 5, 1),
-            (301, 1, 170), // one step: an outer product, split between threads
+            (301, 1, 170), // one step: an outer product
+            (700, 1, 300), // an outer product of 210,000 outputs: split between 3 threads
             (5, 1, 3),
         ] {
             let operands = Operands::seeded(dims, 5);

@@ -7,20 +7,42 @@
 //! one step is one fused multiply-add from zero, `a[i].mul_add(b[j], 0.0)`: the product
 //! rounded once, and `+0.0` where the product is `-0.0`, as the other kernels give it.
 
+use super::super::pool::{self, Task};
 use super::View;
-use crate::cpu::parallel::for_each_block;
 use crate::kernels::KernelPath;
 
 /// `out = a · b` for `a` of one column and `b` of one row (each holds its values in order
-/// either way it is stored). The CPU must support `path`.
-pub(super) fn product(path: KernelPath, a: View, b: View, out: &mut [f32]) {
+/// either way it is stored), on up to `threads` threads, each a run of whole rows. The CPU
+/// must support `path`.
+pub(super) fn product(
+    path: KernelPath,
+    a: View,
+    b: View,
+    out: &mut [f32],
+    threads: usize,
+) {
     debug_assert!(a.cols == 1 && b.rows == 1 && path.is_supported());
-    let n = b.cols;
-    for_each_block(out, n, |start, block| {
-        let a = &a.data[start / n..(start + block.len()).div_ceil(n)];
-        rows_on(path, a, b.data, block);
-    });
+    let (m, n) = (a.rows, b.cols);
+    let threads = threads
+        .min(m)
+        .min(out.len() / MIN_OUTPUTS_PER_THREAD)
+        .max(1);
+    if threads == 1 {
+        return rows_on(path, a.data, b.data, out);
+    }
+    let per_thread = m.div_ceil(threads);
+    pool::run_all(
+        a.data
+            .chunks(per_thread)
+            .zip(out.chunks_mut(per_thread * n))
+            .map(|(a, out)| Box::new(move || rows_on(path, a, b.data, out)) as Task)
+            .collect(),
+    );
 }
+
+/// A product split between threads gives each at least this many outputs: one output is
+/// a load and a multiply, and handing work to a thread costs microseconds.
+const MIN_OUTPUTS_PER_THREAD: usize = 1 << 16;
 
 /// Rows `a[i] · b` into `out`, `out` holding whole rows of `b.len()` values.
 fn rows_on(path: KernelPath, a: &[f32], b: &[f32], out: &mut [f32]) {
