@@ -34,6 +34,11 @@ pub struct SafeSoftmaxMask {
 /// What the derivative of `safe_softmax` reads: the kernel's per-row values and the masks.
 pub(crate) struct SafeSoftmaxSaved {
     kernel: Saved,
+    masks: Masks,
+}
+
+/// The masks as the kernel reads them.
+struct Masks {
     /// The keep mask's values on the CPU, the offset of each row in them, and the step
     /// along a row (1, or 0 for one repeated value).
     keep: Option<(Vec<f32>, Vec<usize>, usize)>,
@@ -41,7 +46,7 @@ pub(crate) struct SafeSoftmaxSaved {
     causal: Option<(usize, usize)>,
 }
 
-impl SafeSoftmaxSaved {
+impl Masks {
     fn visibility(&self) -> Visibility<'_> {
         Visibility {
             keep: self.keep.as_ref().map(|(values, rows, step)| {
@@ -125,18 +130,10 @@ impl Tensor {
             .causal_offset
             .map(|offset| (self.shape()[rank - 2], offset));
         memory::ensure_can_allocate(op, self.shape());
-        let mut saved = SafeSoftmaxSaved {
-            kernel: Saved {
-                shift: Vec::new(),
-                divisor: Vec::new(),
-                has_mass: Vec::new(),
-            },
-            keep,
-            causal,
-        };
+        let masks = Masks { keep, causal };
         let (out, kernel) =
-            safe_softmax::forward(self.buffer().as_slice(), n, saved.visibility());
-        saved.kernel = kernel;
+            safe_softmax::forward(self.buffer().as_slice(), n, masks.visibility());
+        let saved = SafeSoftmaxSaved { kernel, masks };
         Tensor::from_op(
             out,
             self.shape().to_vec(),
@@ -222,7 +219,7 @@ impl Tensor {
             g.buffer().as_slice(),
             n,
             &saved.kernel,
-            saved.visibility(),
+            saved.masks.visibility(),
         );
         Tensor::from_parts("safe_softmax", dx, self.shape().to_vec())
     }

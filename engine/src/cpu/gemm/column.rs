@@ -1,7 +1,8 @@
 //! Products with one column (`n = 1`, a matrix times a vector), such as additive
 //! attention's scores `tanh(q + k) · w`: the blocked driver would pad the one column to a
-//! tile of 16 or 32 and compute them all, so this loop computes the one column instead,
-//! reading `a` in place, 16 rows side by side.
+//! tile of 16 or 32 and compute them all, so these loops compute the one column instead,
+//! reading `a` in place: 16 rows side by side when it is row-major, runs of 1024 rows one
+//! step after another when it is stored transposed.
 //!
 //! Each element is summed as every product in the engine defines it (`gemm/mod.rs`): in
 //! blocks of `KC` steps, one fused multiply-add per step from zero, the blocks added in
