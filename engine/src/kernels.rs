@@ -10,26 +10,29 @@
 //! | [`KernelPath::Avx512`] | x86-64 with AVX-512F | 12 × 32 tiles, 16 lanes | 16 lanes |
 //! | [`KernelPath::Avx2`] | x86-64 with AVX2 and FMA | 6 × 16 tiles, 8 lanes | 8 lanes |
 //! | [`KernelPath::Neon`] | aarch64 (Apple Silicon, Arm servers) | 12 × 8 tiles, 4 lanes | 4 lanes (the target's baseline) |
-//! | [`KernelPath::Portable`] | any | 4 × 16 tiles in plain Rust, `f32::mul_add` per step | the target's baseline (4 lanes of SSE2 on x86-64) |
+//! | [`KernelPath::Portable`] | any | 4 × 16 tiles in plain Rust, one fused multiply-add per step | the target's baseline (4 lanes of SSE2 on x86-64) |
 //!
 //! So a training run, a tour or a test prints the same numbers on a laptop with AVX2, a
 //! server with AVX-512, a Mac with Apple Silicon and any other CPU. The portable path is
 //! the definition in plain Rust, with no instruction the target may lack, and tests hold
 //! every other path to its bits.
 //!
-//! **Why the portable path's products are slow on x86-64.** Every step of a matrix
+//! **Why the portable path's products are slower on x86-64.** Every step of a matrix
 //! product is a fused multiply-add ([`f32::mul_add`]: one rounding), because that is what
 //! the FMA instructions of the fast paths compute. The baseline x86-64 target has no FMA
 //! instruction, so there `mul_add` compiles to a call to `fmaf` (the exact operation,
-//! done in software on a CPU without FMA): the portable micro-kernel makes 64 calls a step
-//! of its 4 × 16 tile, one per element, and a loop with a call in it is not vectorised.
-//! The element-wise kernels (`exp`, `tanh`, softmax...) are defined with a separate
-//! multiply and add, so they vectorise on the baseline too (4 lanes of SSE2). On aarch64,
-//! fused multiply-add (`fmla`) and NEON's 4 lanes are part of the baseline: there the
-//! portable micro-kernel compiles to 16 vector multiply-adds a step, no call, and the
-//! element-wise kernels of the portable and the NEON paths are the same code. The NEON
-//! path adds a micro-kernel for the products that keeps a 12 × 8 tile in registers
-//! (`cpu/gemm/neon.rs`).
+//! done in software on a CPU without FMA), one per element, which a loop cannot vectorise.
+//! The portable micro-kernel therefore fuses each step of its 4 × 16 tile through `f64`
+//! instead (`cpu/gemm/fused.rs`): the product of two `f32`s is exact in `f64`, and one
+//! check on the sum says whether rounding it twice gave the once-rounded result, which
+//! it does except in rare ties and tiny results; a row that needs it is done again with
+//! `mul_add`. The same bits, in 2 lanes of SSE2 at a time. The element-wise kernels
+//! (`exp`, `tanh`, softmax...) are defined with a separate multiply and add, so they
+//! vectorise on the baseline too (4 lanes of SSE2). On aarch64, fused multiply-add
+//! (`fmla`) and NEON's 4 lanes are part of the baseline: there the portable micro-kernel
+//! compiles to 16 vector multiply-adds a step, no call, and the element-wise kernels of the
+//! portable and the NEON paths are the same code. The NEON path adds a micro-kernel for
+//! the products that keeps a 12 × 8 tile in registers (`cpu/gemm/neon.rs`).
 //!
 //! The path is, in order: the one set for this thread by [`with_path`], else the
 //! environment variable `ENGINE_KERNEL` (`avx512`, `avx2`, `neon` or `portable`, read once

@@ -40,6 +40,7 @@ mod avx2;
 mod avx512;
 mod blocked;
 mod column;
+mod fused;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 mod outer;
