@@ -6,6 +6,9 @@
 #   run_all
 #   cat "$(run_out 0)"; [ "$(run_status 0)" = 0 ]
 #
+# Runs that need others to have ended first are added after a `run_all`, and a second
+# `run_all` runs them.
+#
 # SAME_BITS_JOBS sets how many run at a time (default: the CPUs, `nproc`).
 
 # Where cargo builds (target/ unless CARGO_TARGET_DIR or a config says otherwise).
@@ -19,6 +22,8 @@ trap 'rm -rf "$run_dir"' EXIT
 # `bash -o pipefail -c`.
 run_labels=()
 run_commands=()
+# The first run that `run_all` has not run yet.
+run_next=0
 
 # add_run LABEL COMMAND: adds a run; its number is the count of runs added before it.
 add_run() {
@@ -41,12 +46,13 @@ run_one() {
     echo $((SECONDS - start)) > "$run_dir/$i.seconds"
 }
 
-# Runs every run added, in the order added, as many at a time as there are CPUs: add long
-# runs first, so that the last ones to end are short.
+# Runs every run added since the last `run_all`, in the order added, as many at a time as
+# there are CPUs, and returns when all have ended: add long runs first, so that the last
+# ones to end are short.
 run_all() {
     local jobs=${SAME_BITS_JOBS:-$(nproc)} running=0 start=$SECONDS i
-    echo "${#run_labels[@]} runs, $jobs at a time"
-    for ((i = 0; i < ${#run_labels[@]}; i++)); do
+    echo "$((${#run_labels[@]} - run_next)) runs, $jobs at a time"
+    for ((i = run_next; i < ${#run_labels[@]}; i++)); do
         if ((running >= jobs)); then
             wait -n
             running=$((running - 1))
@@ -55,6 +61,7 @@ run_all() {
         running=$((running + 1))
     done
     wait
+    run_next=${#run_labels[@]}
     echo "all runs ended in $((SECONDS - start)) s"
 }
 
