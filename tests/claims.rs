@@ -101,6 +101,9 @@ struct Unit {
     text: String,
     /// Whether the unit is a table row.
     table_row: bool,
+    /// The code block or printed output that stands last before the unit ("" if none):
+    /// a paragraph may quote the numbers printed there.
+    block_before: String,
 }
 
 /// The units of prose of a page: paragraphs, list blocks and table rows, outside code
@@ -109,14 +112,20 @@ fn units(page: &str) -> Vec<Unit> {
     let mut found = Vec::new();
     let mut in_fence = false;
     let mut current: Option<Unit> = None;
+    let mut block = String::new();
     for (n, line) in page.lines().enumerate() {
         let trimmed = line.trim_start();
         if trimmed.starts_with("```") {
             in_fence = !in_fence;
+            if in_fence {
+                block.clear();
+            }
             found.extend(current.take());
             continue;
         }
         if in_fence {
+            block.push_str(line);
+            block.push('\n');
             continue;
         }
         if trimmed.is_empty() || trimmed.starts_with('#') {
@@ -129,6 +138,7 @@ fn units(page: &str) -> Vec<Unit> {
                 line: n + 1,
                 text: line.to_string(),
                 table_row: true,
+                block_before: block.clone(),
             });
             continue;
         }
@@ -142,6 +152,7 @@ fn units(page: &str) -> Vec<Unit> {
                     line: n + 1,
                     text: line.to_string(),
                     table_row: false,
+                    block_before: block.clone(),
                 })
             }
         }
@@ -262,7 +273,28 @@ fn check(
                 match marker {
                     Marker::Name => {}
                     Marker::Measured { path } => match fs::read_to_string(root.join(&path)) {
-                        Ok(text) if text.contains("torch") || text.contains("PyTorch") => {}
+                        Ok(text) if text.contains("torch") || text.contains("PyTorch") => {
+                            // The file's numbers, and those printed just above the
+                            // paragraph (a tour's output computed from the file, which
+                            // the chapter's page test holds to the tour).
+                            let file_numbers: BTreeSet<String> = numbers(&text)
+                                .into_iter()
+                                .chain(numbers(&unit.block_before))
+                                .collect();
+                            let missing: Vec<String> = numbers(&said)
+                                .into_iter()
+                                .filter(|n| !file_numbers.contains(n))
+                                .collect();
+                            if !missing.is_empty() {
+                                problems.push(format!(
+                                    "{at}: the paragraph quotes {} that {path} does not \
+                                     hold, nor the output printed just above it: a measured \
+                                     number is quoted as its file (or the tour reading it) \
+                                     writes it\n    {said}",
+                                    missing.join(", ")
+                                ));
+                            }
+                        }
                         Ok(_) => problems.push(format!(
                             "{at}: {path} holds no measurement of PyTorch (it never names it)"
                         )),
@@ -315,6 +347,37 @@ fn check(
         }
     }
     (problems, used)
+}
+
+/// The numbers with a decimal point that `text` writes (`0.79`, `107.25`), as written:
+/// the measured values a paragraph quotes. Whole numbers are left out, since they are
+/// mostly sizes and counts of the setup (`n = 256`, `10 rounds`), not measurements.
+fn numbers(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let starts = chars[i].is_ascii_digit()
+            && (i == 0 || !(chars[i - 1].is_ascii_digit() || chars[i - 1] == '.'));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut end = i;
+        while end < chars.len() && (chars[end].is_ascii_digit() || chars[end] == '.')
+        {
+            end += 1;
+        }
+        // A full stop after a number ends its sentence; it is not part of it.
+        let token: String = chars[i..end].iter().collect();
+        let token = token.trim_end_matches('.').to_string();
+        // One point: a decimal; two or more: a version (`0.5.4`), not a measurement.
+        if token.matches('.').count() == 1 {
+            found.push(token);
+        }
+        i = end;
+    }
+    found
 }
 
 /// Every markdown page under `book/src`, as (path relative to it, text), but the table
@@ -455,6 +518,37 @@ fn a_measurement_must_be_a_file_that_names_pytorch() {
         problems[0].contains("Cargo.lock holds no measurement"),
         "{}",
         problems[0]
+    );
+}
+
+#[test]
+fn a_measured_number_its_file_does_not_hold_fails() {
+    // benchmarks/README.md's side-by-side rows hold the ratios 0.60 and 0.99, not 0.97.
+    let said = "The layers take 0.60 to 0.99 of PyTorch's time.\n\
+                <!-- pytorch measured benchmarks/README.md -->\n";
+    let (problems, _) = check(&page(said), &one_recording("x"), &root());
+    assert_eq!(problems, Vec::<String>::new());
+    let planted = "The layers take 0.55 to 0.99 of PyTorch's time.\n\
+                   <!-- pytorch measured benchmarks/README.md -->\n";
+    let (problems, _) = check(&page(planted), &one_recording("x"), &root());
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].contains("quotes 0.55 that benchmarks/README.md does not hold"),
+        "{}",
+        problems[0]
+    );
+    // A number printed just above the paragraph (a tour computing it from the file).
+    let printed = "```text\nratio 0.42\n```\n\nThe engine takes 0.42 of PyTorch's time.\n\
+                   <!-- pytorch measured benchmarks/README.md -->\n";
+    let (problems, _) = check(&page(printed), &one_recording("x"), &root());
+    assert_eq!(problems, Vec::<String>::new());
+}
+
+#[test]
+fn numbers_are_read_as_written() {
+    assert_eq!(
+        numbers("0.79 of it, 107.25 MiB, 1360 MiB, ends at 2.5. Then 3 and v0.5.4"),
+        ["0.79", "107.25", "2.5"]
     );
 }
 
