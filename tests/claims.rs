@@ -17,7 +17,8 @@
 //! `<!-- pytorch parity PATH -->`, a claim that the engine matches PyTorch number for
 //! number, backed by the golden-data test at `PATH`; `<!-- pytorch measured PATH -->`, a
 //! time or a peak of memory of PyTorch's, committed at `PATH` by the script that measured
-//! it; and `<!-- pytorch name -->`, a paragraph that only names PyTorch's spelling of a
+//! it (every decimal the paragraph quotes must stand in `PATH`, or in the output printed
+//! just above the paragraph, which a tour computes from it); and `<!-- pytorch name -->`, a paragraph that only names PyTorch's spelling of a
 //! call and claims nothing about what it does. Every paragraph of prose that mentions PyTorch carries at least one marker.
 
 use serde_json::Value;
