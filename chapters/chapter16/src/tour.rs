@@ -551,11 +551,11 @@ pub fn recipe_section() -> String {
     line(
         &mut out,
         format!(
-            "inverse-sqrt: lr {:.4} at step {}, {:.4} at step {}",
+            "inverse-sqrt (steps counted from 0): lr {:.4} at step {}, {:.4} at step {}",
             inverse_sqrt_lr(m.num_hiddens, c.warmup, c.warmup - 1),
-            c.warmup,
+            c.warmup - 1,
             inverse_sqrt_lr(m.num_hiddens, c.warmup, last),
-            last + 1
+            last
         ),
     );
     let (logits, targets) = LABEL_SMOOTHING_EXAMPLE;
