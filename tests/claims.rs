@@ -15,7 +15,8 @@
 //! exactly that, so a sentence that drifts from the recording (or a recording that changes
 //! with a new PyTorch) stops the build. Two other markers account for the rest:
 //! `<!-- pytorch parity PATH -->`, a claim that the engine matches PyTorch number for
-//! number, backed by the golden-data test at `PATH`; `<!-- pytorch measured PATH -->`, a
+//! number, backed by the golden-data test at `PATH` (a file with a `#[test]` that names a
+//! file of `tests/golden/*.json` or the script that writes it); `<!-- pytorch measured PATH -->`, a
 //! time or a peak of memory of PyTorch's, committed at `PATH` by the script that measured
 //! it (every decimal the paragraph quotes must stand in `PATH`, or in the output printed
 //! just above the paragraph, which a tour computes from it); and `<!-- pytorch name -->`, a paragraph that only names PyTorch's spelling of a
@@ -304,9 +305,11 @@ fn check(
                     Marker::Parity { path } => {
                         let file = root.join(&path);
                         match fs::read_to_string(&file) {
-                            Ok(text) if text.contains("golden") => {}
+                            Ok(text) if text.contains("#[test]") && names_golden_data(&text, root) => {}
                             Ok(_) => problems.push(format!(
-                                "{at}: {path} reads no golden data, so it backs no parity claim"
+                                "{at}: {path} is no test of golden data (no #[test] that names \
+                                 a file of tests/golden/*.json or the script that writes it), \
+                                 so it backs no parity claim"
                             )),
                             Err(e) => problems.push(format!("{at}: parity test {path}: {e}")),
                         }
@@ -348,6 +351,28 @@ fn check(
         }
     }
     (problems, used)
+}
+
+/// Whether `text` names one of the golden data files `tests/golden/NAME.json` (PyTorch's
+/// outputs and gradients, which parity tests compare with), or the script
+/// `tests/golden/NAME.py` that writes it. The claims' own recordings
+/// (`tests/golden/claims/`) are not golden data of the engine's numbers.
+fn names_golden_data(text: &str, root: &Path) -> bool {
+    let dir = root.join("tests/golden");
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let path = entry.path();
+        let (Some(stem), Some("json")) = (
+            path.file_stem().and_then(|s| s.to_str()),
+            path.extension().and_then(|e| e.to_str()),
+        ) else {
+            return false;
+        };
+        text.contains(&format!("golden/{stem}.json"))
+            || text.contains(&format!("golden/{stem}.py"))
+    })
 }
 
 /// The numbers with a decimal point that `text` writes (`0.79`, `107.25`), as written:
@@ -543,6 +568,24 @@ fn a_measured_number_its_file_does_not_hold_fails() {
                    <!-- pytorch measured benchmarks/README.md -->\n";
     let (problems, _) = check(&page(printed), &one_recording("x"), &root());
     assert_eq!(problems, Vec::<String>::new());
+}
+
+#[test]
+fn a_parity_marker_must_name_a_test_of_golden_data() {
+    let good = "The layer matches PyTorch's number for number.\n\
+                <!-- pytorch parity tests/attention/transformer_parity.rs -->\n";
+    let (problems, _) = check(&page(good), &one_recording("x"), &root());
+    assert_eq!(problems, Vec::<String>::new());
+    // tests/claims.rs is a test and says "golden", but compares no golden data.
+    let planted = "The layer matches PyTorch's number for number.\n\
+                   <!-- pytorch parity tests/claims.rs -->\n";
+    let (problems, _) = check(&page(planted), &one_recording("x"), &root());
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].contains("tests/claims.rs is no test of golden data"),
+        "{}",
+        problems[0]
+    );
 }
 
 #[test]
