@@ -20,7 +20,8 @@
 //! time or a peak of memory of PyTorch's, committed at `PATH` by the script that measured
 //! it (every decimal the paragraph quotes must stand in `PATH`, or in the output printed
 //! just above the paragraph, which a tour computes from it); and `<!-- pytorch name -->`, a paragraph that only names PyTorch's spelling of a
-//! call and claims nothing about what it does. Every paragraph of prose that mentions PyTorch carries at least one marker.
+//! call and claims nothing about what it does (refused on a paragraph that states a value,
+//! a dtype or an error). Every paragraph of prose that mentions PyTorch carries at least one marker.
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -271,9 +272,20 @@ fn check(
                 ));
             }
             let said = visible(&unit.text);
+            let backed = found.iter().any(|m| *m != Marker::Name);
             for marker in found {
                 match marker {
-                    Marker::Name => {}
+                    // A paragraph backed by another marker too is checked by that one.
+                    Marker::Name if backed => {}
+                    Marker::Name => {
+                        if let Some(what) = states_something(&said) {
+                            problems.push(format!(
+                                "{at}: `pytorch name` marks a paragraph that only names a \
+                                 call, but this one states {what}: back it with a recording, \
+                                 a measurement or a parity test\n    {said}"
+                            ));
+                        }
+                    }
                     Marker::Measured { path } => match fs::read_to_string(root.join(&path)) {
                         Ok(text) if text.contains("torch") || text.contains("PyTorch") => {
                             // The file's numbers, and those printed just above the
@@ -373,6 +385,48 @@ fn names_golden_data(text: &str, root: &Path) -> bool {
         text.contains(&format!("golden/{stem}.json"))
             || text.contains(&format!("golden/{stem}.py"))
     })
+}
+
+/// What the sentences of a paragraph that speak of PyTorch state beyond naming calls, if
+/// anything: a number with a decimal point (a value), a dtype, or an error (`raises`, an
+/// exception's name); `None` when they only name. (Numbers in the paragraph's other
+/// sentences are the engine's, which the chapter's tests hold to its tour.)
+fn states_something(said: &str) -> Option<String> {
+    const DTYPES: [&str; 8] = [
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+        "int64",
+        "int32",
+        "bool",
+        "complex64",
+    ];
+    for sentence in said.split(". ") {
+        let speaks_of_pytorch = sentence.contains("PyTorch")
+            || sentence.contains("torch.")
+            || sentence.contains("`F.")
+            || sentence.contains("`nn.");
+        if !speaks_of_pytorch {
+            continue;
+        }
+        if let Some(n) = numbers(sentence).first() {
+            return Some(format!("a value ({n})"));
+        }
+        if let Some(dtype) =
+            DTYPES.iter().find(|d| sentence.contains(&format!("`{d}`")))
+        {
+            return Some(format!("a dtype ({dtype})"));
+        }
+        let names_an_error =
+            sentence.split(|c: char| !c.is_alphanumeric()).any(|word| {
+                word == "raises" || (word.len() > 5 && word.ends_with("Error"))
+            });
+        if names_an_error {
+            return Some("an error".to_string());
+        }
+    }
+    None
 }
 
 /// The numbers with a decimal point that `text` writes (`0.79`, `107.25`), as written:
@@ -586,6 +640,33 @@ fn a_parity_marker_must_name_a_test_of_golden_data() {
         "{}",
         problems[0]
     );
+}
+
+#[test]
+fn a_name_marker_on_a_paragraph_that_states_a_value_fails() {
+    // The number of the second sentence is the engine's, not PyTorch's.
+    let good = "PyTorch spells it `F.scaled_dot_product_attention`. Ours gives 0.25.\n\
+                <!-- pytorch name -->\n";
+    let (problems, _) = check(&page(good), &one_recording("x"), &root());
+    assert_eq!(problems, Vec::<String>::new());
+    for (planted, what) in [
+        ("PyTorch's `F.gelu` is 0.8413 at 1.", "a value (0.8413)"),
+        (
+            "PyTorch's `F.softmax` of `float16` gives `float16`.",
+            "a dtype (float16)",
+        ),
+        ("PyTorch's `torch.load` raises on it.", "an error"),
+        ("In PyTorch it is a `RuntimeError`.", "an error"),
+    ] {
+        let text = format!("{planted}\n<!-- pytorch name -->\n");
+        let (problems, _) = check(&page(&text), &one_recording("x"), &root());
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].contains(&format!("states {what}")),
+            "{}",
+            problems[0]
+        );
+    }
 }
 
 #[test]
