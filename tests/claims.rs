@@ -745,8 +745,47 @@ fn last_word_is_a_name(text: &str) -> bool {
     text.trim_end().rsplit(' ').next().is_some_and(is_a_name)
 }
 
-/// Every paragraph of `pages` that cites a paper without naming the section (`§`),
-/// appendix or theorem its claim comes from; `<!-- paper: whole -->` marks a paragraph whose claim
+/// How many sections (`§`), appendices, theorems or figures a sentence names: a sentence
+/// needs one for each paper it cites.
+fn locators(sentence: &str) -> usize {
+    sentence.matches('§').count()
+        + sentence.matches("Appendix").count()
+        + sentence.matches("Theorem ").count()
+        + sentence.matches("Figure ").count()
+}
+
+/// The sentences of a paragraph: split after a full stop, question or exclamation mark
+/// followed by a space and a capital, a backtick or a parenthesis (not after `et al.` or
+/// `e.g.`).
+fn sentences(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut found = Vec::new();
+    let mut start = 0;
+    for i in 0..chars.len() {
+        let ends = matches!(chars[i], '.' | '?' | '!')
+            && chars.get(i + 1) == Some(&' ')
+            && chars
+                .get(i + 2)
+                .is_some_and(|c| c.is_uppercase() || *c == '`' || *c == '(');
+        let before: String = chars[start..=i].iter().collect();
+        if ends
+            && !before.ends_with("et al.")
+            && !before.ends_with("e.g.")
+            && !before.ends_with("i.e.")
+        {
+            found.push(before.trim().to_string());
+            start = i + 1;
+        }
+    }
+    let rest: String = chars[start..].iter().collect();
+    if !rest.trim().is_empty() {
+        found.push(rest.trim().to_string());
+    }
+    found
+}
+
+/// Every paragraph of `pages` with a sentence that cites a paper without naming, for each
+/// paper it cites, the section (`§`), appendix, theorem or figure its claim comes from; `<!-- paper: whole -->` marks a paragraph whose claim
 /// is about the paper as a whole (its title, its subject).
 fn uncited_sections(pages: &[(String, String)]) -> Vec<String> {
     let mut problems = Vec::new();
@@ -754,13 +793,17 @@ fn uncited_sections(pages: &[(String, String)]) -> Vec<String> {
         for unit in units(page) {
             let said = visible(&unit.text);
             let whole = unit.text.contains("<!-- paper: whole -->");
-            let located = said.contains('§')
-                || said.contains("Appendix")
-                || said.contains("Theorem ");
-            if cites_a_paper(&said) && !located && !whole {
+            // Each sentence that cites a paper names its own section: one located
+            // citation does not clear another in the same paragraph.
+            let unlocated = sentences(&said).into_iter().find(|sentence| {
+                cites_a_paper(sentence)
+                    && locators(sentence) < sentence.matches(" et al").count().max(1)
+            });
+            if let Some(sentence) = unlocated.filter(|_| !whole) {
+                let said = sentence;
                 problems.push(format!(
-                    "{name}:{}: this paragraph cites a paper without the section its claim \
-                     comes from: add it (\"Luong et al., 2015, §3.1\"), or mark a claim about \
+                    "{name}:{}: a sentence of this paragraph cites a paper without a \
+                     section of its own for its claim: add it (\"Luong et al., 2015, §3.1\"), or mark a claim about \
                      the paper as a whole `<!-- paper: whole -->`:\n    {said}",
                     unit.line
                 ));
@@ -778,6 +821,28 @@ fn every_paper_a_page_cites_is_cited_by_section() {
         "{} paragraph(s) cite a paper without its section:\n\n{}",
         problems.len(),
         problems.join("\n\n")
+    );
+}
+
+#[test]
+fn each_citation_needs_its_own_section_in_its_own_sentence() {
+    let text = "Bahdanau et al. (2015, §3.1) score it. Luong et al. (2015) call it concat.\n\n\
+                Bahdanau et al. (2015, §3.1) and Luong et al. (2015) both score it.\n\n\
+                Bahdanau et al. (2015, §3.1) and Luong et al. (2015, §3.1) both score it.\n";
+    let problems = uncited_sections(&page(text));
+    let lines: Vec<&str> = problems
+        .iter()
+        .map(|p| &p[..p.find(": ").unwrap()])
+        .collect();
+    assert_eq!(
+        lines,
+        ["ch15-mixed-precision.md:1", "ch15-mixed-precision.md:3"],
+        "{problems:#?}"
+    );
+    assert!(
+        problems[0].contains("\n    Luong et al. (2015) call it concat."),
+        "{}",
+        problems[0]
     );
 }
 
