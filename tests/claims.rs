@@ -514,6 +514,19 @@ fn page(text: &str) -> Vec<(String, String)> {
     vec![("ch15-mixed-precision.md".to_string(), text.to_string())]
 }
 
+/// The problems `check` finds in a page of `text`, against a recording no marker names.
+fn problems_in(text: &str) -> Vec<String> {
+    check(&page(text), &one_recording("x"), &root()).0
+}
+
+/// Asserts that a page of `text` has exactly one problem, and that it says `part`.
+#[track_caller]
+fn assert_one_problem(text: &str, part: &str) {
+    let problems = problems_in(text);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains(part), "{}", problems[0]);
+}
+
 #[test]
 fn a_sentence_that_matches_its_recording_passes() {
     let text = "Under autocast the scores of `bmm` come out\n`float16`.\n\
@@ -603,43 +616,31 @@ fn a_measurement_must_be_a_file_that_names_pytorch() {
 
 #[test]
 fn a_measured_number_its_file_does_not_hold_fails() {
-    // benchmarks/README.md's side-by-side rows hold the ratios 0.60 and 0.99, not 0.97.
+    // benchmarks/README.md's side-by-side rows hold the ratios 0.60 and 0.99, not 0.55.
     let said = "The layers take 0.60 to 0.99 of PyTorch's time.\n\
                 <!-- pytorch measured benchmarks/README.md -->\n";
-    let (problems, _) = check(&page(said), &one_recording("x"), &root());
-    assert_eq!(problems, Vec::<String>::new());
+    assert_eq!(problems_in(said), Vec::<String>::new());
     let planted = "The layers take 0.55 to 0.99 of PyTorch's time.\n\
                    <!-- pytorch measured benchmarks/README.md -->\n";
-    let (problems, _) = check(&page(planted), &one_recording("x"), &root());
-    assert_eq!(problems.len(), 1, "{problems:?}");
-    assert!(
-        problems[0].contains("quotes 0.55 that benchmarks/README.md does not hold"),
-        "{}",
-        problems[0]
+    assert_one_problem(
+        planted,
+        "quotes 0.55 that benchmarks/README.md does not hold",
     );
     // A number printed just above the paragraph (a tour computing it from the file).
     let printed = "```text\nratio 0.42\n```\n\nThe engine takes 0.42 of PyTorch's time.\n\
                    <!-- pytorch measured benchmarks/README.md -->\n";
-    let (problems, _) = check(&page(printed), &one_recording("x"), &root());
-    assert_eq!(problems, Vec::<String>::new());
+    assert_eq!(problems_in(printed), Vec::<String>::new());
 }
 
 #[test]
 fn a_parity_marker_must_name_a_test_of_golden_data() {
     let good = "The layer matches PyTorch's number for number.\n\
                 <!-- pytorch parity tests/attention/transformer_parity.rs -->\n";
-    let (problems, _) = check(&page(good), &one_recording("x"), &root());
-    assert_eq!(problems, Vec::<String>::new());
+    assert_eq!(problems_in(good), Vec::<String>::new());
     // tests/claims.rs is a test and says "golden", but compares no golden data.
     let planted = "The layer matches PyTorch's number for number.\n\
                    <!-- pytorch parity tests/claims.rs -->\n";
-    let (problems, _) = check(&page(planted), &one_recording("x"), &root());
-    assert_eq!(problems.len(), 1, "{problems:?}");
-    assert!(
-        problems[0].contains("tests/claims.rs is no test of golden data"),
-        "{}",
-        problems[0]
-    );
+    assert_one_problem(planted, "tests/claims.rs is no test of golden data");
 }
 
 #[test]
@@ -647,8 +648,7 @@ fn a_name_marker_on_a_paragraph_that_states_a_value_fails() {
     // The number of the second sentence is the engine's, not PyTorch's.
     let good = "PyTorch spells it `F.scaled_dot_product_attention`. Ours gives 0.25.\n\
                 <!-- pytorch name -->\n";
-    let (problems, _) = check(&page(good), &one_recording("x"), &root());
-    assert_eq!(problems, Vec::<String>::new());
+    assert_eq!(problems_in(good), Vec::<String>::new());
     for (planted, what) in [
         ("PyTorch's `F.gelu` is 0.8413 at 1.", "a value (0.8413)"),
         (
@@ -659,13 +659,7 @@ fn a_name_marker_on_a_paragraph_that_states_a_value_fails() {
         ("In PyTorch it is a `RuntimeError`.", "an error"),
     ] {
         let text = format!("{planted}\n<!-- pytorch name -->\n");
-        let (problems, _) = check(&page(&text), &one_recording("x"), &root());
-        assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(
-            problems[0].contains(&format!("states {what}")),
-            "{}",
-            problems[0]
-        );
+        assert_one_problem(&text, &format!("states {what}"));
     }
 }
 
