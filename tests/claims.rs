@@ -818,18 +818,22 @@ fn every_paper_a_page_cites_is_cited_by_section() {
     );
 }
 
+/// Where each problem is: the `page:line` that starts its message.
+fn places(problems: &[String]) -> Vec<&str> {
+    problems
+        .iter()
+        .map(|p| &p[..p.find(": ").unwrap()])
+        .collect()
+}
+
 #[test]
 fn each_citation_needs_its_own_section_in_its_own_sentence() {
     let text = "Bahdanau et al. (2015, §3.1) score it. Luong et al. (2015) call it concat.\n\n\
                 Bahdanau et al. (2015, §3.1) and Luong et al. (2015) both score it.\n\n\
                 Bahdanau et al. (2015, §3.1) and Luong et al. (2015, §3.1) both score it.\n";
     let problems = uncited_sections(&page(text));
-    let lines: Vec<&str> = problems
-        .iter()
-        .map(|p| &p[..p.find(": ").unwrap()])
-        .collect();
     assert_eq!(
-        lines,
+        places(&problems),
         ["ch15-mixed-precision.md:1", "ch15-mixed-precision.md:3"],
         "{problems:#?}"
     );
@@ -849,12 +853,8 @@ fn a_citation_without_its_section_fails() {
                 PyTorch 2.15 ran on 1024 keys (2 cores).\n\n\
                 After `growth_interval` (2000) steps, or (`x`, 2000) steps.\n";
     let problems = uncited_sections(&page(text));
-    let lines: Vec<&str> = problems
-        .iter()
-        .map(|p| &p[..p.find(": ").unwrap()])
-        .collect();
     assert_eq!(
-        lines,
+        places(&problems),
         ["ch15-mixed-precision.md:1", "ch15-mixed-precision.md:5"],
         "{problems:#?}"
     );
